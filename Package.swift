@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, bottom to top (a target depends only on targets above it in this list):
+//   C system libraries (CSQLite, CMicroHTTPD, COpenSSL, CQREncode)
+//   GatePassCore       — the domain: no I/O, shared by server and clients
+//   thin wrappers      — SQLiteStore, HTTPServer, GatePassCrypto, QRCode
+//   GatePassServer     — the API service on top of the wrappers
+//   GatePassCommands   — the command line (`gatepass …`)
+//   executables        — gatepass, gatepass-bench
+let package = Package(
+    name: "GatePass",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "gatepass", targets: ["gatepass"]),
+        .executable(name: "gatepass-bench", targets: ["gatepass-bench"]),
+    ],
+    targets: [
+        // MARK: - C system libraries (Debian -dev packages, found through pkg-config)
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode",
+                       providers: [.apt(["libqrencode-dev"])]),
+
+        // MARK: - Domain
+        .target(name: "GatePassCore"),
+
+        // MARK: - Thin wrappers over the C libraries
+        .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "QRCode", dependencies: ["CQREncode"]),
+
+        // MARK: - Services and app
+        .target(name: "GatePassServer",
+                dependencies: ["GatePassCore", "SQLiteStore", "HTTPServer", "GatePassCrypto", "QRCode"]),
+        .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer"]),
+        .target(name: "LoopbackHTTP"),
+        .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
+        .executableTarget(name: "gatepass-bench",
+                          dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore"]),
+
+        // MARK: - Tests
+        .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
+        .testTarget(name: "GatePassServerTests",
+                    dependencies: ["GatePassServer", "GatePassCore", "LoopbackHTTP", "SQLiteStore",
+                                   "GatePassCrypto", "QRCode", "HTTPServer"]),
+        .testTarget(name: "GatePassCommandsTests",
+                    dependencies: ["GatePassCommands", "GatePassServer", "LoopbackHTTP"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,51 @@
+#ifndef GATEPASS_CMICROHTTPD_SHIM_H
+#define GATEPASS_CMICROHTTPD_SHIM_H
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/select.h>
+#include <microhttpd.h>
+
+// MHD_start_daemon and MHD_get_daemon_info are variadic, which Swift cannot call.
+// Each use the project makes of them is fixed here, with the options spelled out.
+
+/// Starts a daemon bound to `address` (port 0 picks a free one) with an internal thread
+/// pool of `pool_size` threads (1 = a single internal polling thread).
+static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
+                                                    const struct sockaddr *address,
+                                                    unsigned int pool_size,
+                                                    unsigned int connection_timeout_seconds,
+                                                    size_t connection_memory_limit,
+                                                    MHD_AccessHandlerCallback handler,
+                                                    void *handler_context,
+                                                    MHD_RequestCompletedCallback completed,
+                                                    void *completed_context) {
+    if (pool_size > 1) {
+        return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+                                MHD_OPTION_SOCK_ADDR, address,
+                                MHD_OPTION_THREAD_POOL_SIZE, pool_size,
+                                MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                                MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                                MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+                                MHD_OPTION_END);
+    }
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+                            MHD_OPTION_SOCK_ADDR, address,
+                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+                            MHD_OPTION_END);
+}
+
+/// The port the daemon really listens on (useful after binding port 0).
+static inline uint16_t gatepass_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+static inline enum MHD_Result gatepass_mhd_yes(void) { return MHD_YES; }
+static inline enum MHD_Result gatepass_mhd_no(void) { return MHD_NO; }
+#endif

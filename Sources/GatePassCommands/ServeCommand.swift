@@ -1,0 +1,89 @@
+import Foundation
+import GatePassCore
+import GatePassServer
+
+/// `gatepass serve`: the HTTP API until SIGTERM or SIGINT.
+enum ServeCommand {
+    static let help = HelpText(
+        overview: "Run the Gate Pass HTTP API server (api.md) on SQLite.",
+        usage: "gatepass serve [--config FILE] [--db PATH] [--host H] [--port N] [--dev] [--demo-data]",
+        options: [
+            ("--config FILE", "A JSON configuration file (see Config/server.json); flags override it."),
+            ("--db PATH", "The SQLite database file (default gatepass.db)."),
+            ("--host H", "The IPv4 address to listen on (default 127.0.0.1)."),
+            ("--port N", "The port (default 8080); 0 picks a free one. The first line printed is the URL."),
+            ("--dev", "Development mode: log one-time codes and answer /api/auth/dev-peek-otp."),
+            ("--demo-data", "Seed a demo organization with a user per role and visitors in every status."),
+        ])
+
+    static func run(_ arguments: [String], terminal: any Terminal) throws -> Int32 {
+        var reader = ArgumentReader(arguments)
+        if reader.wantsHelp { terminal.out(help.rendered); return 0 }
+        let configPath = try reader.option("--config")
+        let database = try reader.option("--db")
+        let host = try reader.option("--host")
+        let port = try reader.integerOption("--port", in: 0...65_535)
+        let devMode = reader.flag("--dev")
+        let demoData = reader.flag("--demo-data")
+        try reader.finish()
+
+        var configuration = ServerConfiguration()
+        if let configPath {
+            do { configuration = try ServerConfiguration.load(path: configPath) } catch { throw CommandFailure(error.message) }
+        }
+        if let database { configuration.database = database }
+        if let host { configuration.host = host }
+        if let port { configuration.port = port }
+
+        // Signals are handled on a queue, not by an async handler, so shutdown can take locks.
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        let stopRequested = DispatchSemaphore(value: 0)
+        let sources = [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stopRequested.signal() }
+            source.resume()
+            return source
+        }
+
+        let server: GatePassServer
+        do {
+            server = try GatePassServer(configuration: configuration, devMode: devMode)
+        } catch {
+            throw CommandFailure("cannot start: \(error)")
+        }
+        terminal.out("listening on \(server.baseURL)")
+        if demoData {
+            try DemoData.seed(store: server.store, now: Date(), timeZone: configuration.resolvedTimeZone)
+            printDemoLogins(baseURL: server.baseURL, devMode: devMode, terminal: terminal)
+        }
+        if !devMode && configuration.otpDeliveryCommand == nil {
+            terminal.err("warning: no otpDeliveryCommand is configured, so one-time codes reach nobody; set it in the configuration or run with --dev")
+        }
+        stopRequested.wait()
+        terminal.err("stopping: finishing requests in flight")
+        server.stop()
+        sources.forEach { $0.cancel() }
+        terminal.err("stopped")
+        return 0
+    }
+
+    static func printDemoLogins(baseURL: String, devMode: Bool, terminal: any Terminal) {
+        var lines = ["demo organization \"\(DemoData.organization)\"; log in as:"]
+        for login in DemoData.logins {
+            lines.append("  \(login.email)  \(login.role.rawValue)\(login.canScan ? " (can scan)" : "")")
+        }
+        let email = DemoData.logins[0].email
+        lines.append("to log in with curl:")
+        lines.append("  curl -s -X POST \(baseURL)/api/auth/send-otp -H 'Content-Type: application/json' -d '{\"email\":\"\(email)\"}'")
+        if devMode {
+            lines.append("  curl -s '\(baseURL)/api/auth/dev-peek-otp?email=\(email)'")
+        } else {
+            lines.append("  (the code goes to the configured otpDeliveryCommand; run with --dev to read it with dev-peek-otp)")
+        }
+        lines.append("  curl -s -X POST \(baseURL)/api/auth/verify-otp -H 'Content-Type: application/json' -d '{\"email\":\"\(email)\",\"otp\":\"CODE\"}'")
+        lines.append("  curl -s \(baseURL)/api/visitors -H 'Authorization: Bearer TOKEN'")
+        terminal.out(lines.joined(separator: "\n"))
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// Every result a scan can have in the scan history. The check-in decision produces all but
+/// `notFound` and `invalid`, which the service records for ids it cannot resolve.
+public enum ScanResult: String, Codable, Sendable, CaseIterable {
+    case checkedIn = "CHECKED_IN"
+    case alreadyCheckedIn = "ALREADY_CHECKED_IN"
+    case approvalRequired = "APPROVAL_REQUIRED"
+    case awaitingApproval = "AWAITING_APPROVAL"
+    case rejected = "REJECTED"
+    case cancelled = "CANCELLED"
+    case checkedOut = "CHECKED_OUT"
+    case expired = "EXPIRED"
+    case notYetValid = "NOT_YET_VALID"
+    case blocked = "BLOCKED"
+    case notFound = "NOT_FOUND"
+    case invalid = "INVALID"
+}
+
+/// What a kiosk asked for when it scanned a pass.
+public struct CheckInRequest: Sendable, Equatable {
+    public var confirmApprovalRequest: Bool
+    /// True when the scan is replayed from a client's offline queue.
+    public var offline: Bool
+    /// When the pass was really scanned, if the client said so.
+    public var scannedAt: Date?
+
+    public init(confirmApprovalRequest: Bool = false, offline: Bool = false, scannedAt: Date? = nil) {
+        self.confirmApprovalRequest = confirmApprovalRequest
+        self.offline = offline
+        self.scannedAt = scannedAt
+    }
+}
+
+/// The event a state change announces (api.md "Events").
+public enum VisitorEventKind: String, Sendable, Codable {
+    case awaiting = "visitor.awaiting"
+    case decided = "visitor.decided"
+    case arrived = "visitor.arrived"
+    case departed = "visitor.departed"
+}
+
+/// The outcome of scanning one pass: the result to answer, the visitor as it must be stored
+/// (equal to the input when nothing changes), the instant the decision was judged at, and
+/// the event the change causes.
+public struct CheckInDecision: Sendable, Equatable {
+    public var result: ScanResult
+    public var visitor: Visitor
+    public var judgedAt: Date
+    public var event: VisitorEventKind?
+
+    public var changesVisitor: Bool { event != nil }
+}
+
+public enum CheckIn {
+    /// How far back an offline replay's `scannedAt` is trusted (api.md "Offline replays").
+    public static let offlineReplayHorizon: TimeInterval = 24 * 3600
+
+    /// The instant a scan is judged at: the client's `scannedAt` when it is neither in the
+    /// future nor older than 24 hours, otherwise the server's receive time.
+    public static func judgementTime(receivedAt: Date, scannedAt: Date?) -> Date {
+        guard let scannedAt, scannedAt <= receivedAt,
+              receivedAt.timeIntervalSince(scannedAt) <= offlineReplayHorizon
+        else { return receivedAt }
+        return scannedAt
+    }
+
+    /// The check-in decision table of api.md, with its precedence: blocked → terminal
+    /// statuses → already inside → validity window → approval → admit.
+    ///
+    /// Pure: the caller stores `decision.visitor` and the scan in one transaction.
+    /// - Parameters:
+    ///   - visitor: the visitor as currently stored.
+    ///   - receivedAt: the server's receive time.
+    ///   - request: the kiosk's flags and, for offline replays, the real scan time.
+    ///   - checkpointId: the checkpoint (gate) the scanner token is bound to.
+    ///   - isBlocked: whether the visitor matches the organization's blocklist.
+    public static func decide(visitor: Visitor, receivedAt: Date, request: CheckInRequest,
+                              checkpointId: String, isBlocked: Bool = false) -> CheckInDecision {
+        let judgedAt = judgementTime(receivedAt: receivedAt, scannedAt: request.scannedAt)
+        func unchanged(_ result: ScanResult) -> CheckInDecision {
+            CheckInDecision(result: result, visitor: visitor, judgedAt: judgedAt, event: nil)
+        }
+        if isBlocked { return unchanged(.blocked) }
+        switch visitor.status {
+        case .cancelled: return unchanged(.cancelled)
+        case .rejected: return unchanged(.rejected)
+        case .checkedOut: return unchanged(.checkedOut)
+        case .checkedIn: return unchanged(.alreadyCheckedIn)
+        case .expected, .awaitingApproval, .approved: break
+        }
+        switch visitor.validity.position(of: judgedAt) {
+        case .notYetValid: return unchanged(.notYetValid)
+        case .expired: return unchanged(.expired)
+        case .inside: break
+        }
+        switch visitor.status {
+        case .awaitingApproval:
+            return unchanged(.awaitingApproval)
+        case .expected where visitor.requiresApproval:
+            guard request.confirmApprovalRequest else { return unchanged(.approvalRequired) }
+            var updated = visitor
+            updated.status = .awaitingApproval
+            updated.approvalRequestedAt = receivedAt
+            return CheckInDecision(result: .awaitingApproval, visitor: updated, judgedAt: judgedAt, event: .awaiting)
+        default:
+            var updated = visitor
+            updated.status = .checkedIn
+            updated.checkedInAt = judgedAt
+            updated.checkpointId = checkpointId
+            return CheckInDecision(result: .checkedIn, visitor: updated, judgedAt: judgedAt, event: .arrived)
+        }
+    }
+}

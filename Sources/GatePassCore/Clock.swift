@@ -1,0 +1,13 @@
+import Foundation
+
+/// Where "now" comes from. Passed in everywhere time matters, so tests can move it
+/// (OTP expiry, token lifetime, validity windows, backoff).
+public protocol Clock: Sendable {
+    func now() -> Date
+}
+
+/// The real clock.
+public struct SystemClock: Clock {
+    public init() {}
+    public func now() -> Date { Date() }
+}

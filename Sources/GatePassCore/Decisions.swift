@@ -1,0 +1,59 @@
+import Foundation
+
+/// Approving or rejecting a visitor (api.md: approve/reject apply only to AWAITING_APPROVAL,
+/// or EXPECTED with `requiresApproval`; anything else is a conflict naming the status).
+public enum ApprovalDecision: String, Sendable {
+    case approve
+    case reject
+
+    public func apply(to visitor: Visitor, by userId: String, note: String?, at now: Date)
+        throws(DecisionConflict) -> Visitor {
+        let decidable = visitor.status == .awaitingApproval
+            || (visitor.status == .expected && visitor.requiresApproval)
+        guard decidable else { throw DecisionConflict(status: visitor.status, action: rawValue) }
+        var updated = visitor
+        updated.status = self == .approve ? .approved : .rejected
+        updated.decidedAt = now
+        updated.decidedBy = userId
+        updated.decisionNote = note
+        return updated
+    }
+}
+
+/// Cancelling a pass: anything not yet used or decided against can be cancelled.
+public enum Cancellation {
+    public static func apply(to visitor: Visitor) throws(DecisionConflict) -> Visitor {
+        switch visitor.status {
+        case .expected, .awaitingApproval, .approved:
+            var updated = visitor
+            updated.status = .cancelled
+            return updated
+        case .rejected, .checkedIn, .checkedOut, .cancelled:
+            throw DecisionConflict(status: visitor.status, action: "cancel")
+        }
+    }
+}
+
+/// Checking a visitor out (api.md: `CHECKED_OUT` or `NOT_CHECKED_IN`).
+public enum CheckOut {
+    public enum Result: String, Sendable, Codable {
+        case checkedOut = "CHECKED_OUT"
+        case notCheckedIn = "NOT_CHECKED_IN"
+    }
+
+    public static func decide(visitor: Visitor, at now: Date) -> (result: Result, visitor: Visitor) {
+        guard visitor.status == .checkedIn else { return (.notCheckedIn, visitor) }
+        var updated = visitor
+        updated.status = .checkedOut
+        updated.checkedOutAt = now
+        return (.checkedOut, updated)
+    }
+}
+
+/// An action that the visitor's current status does not allow.
+public struct DecisionConflict: Error, Sendable, Equatable, CustomStringConvertible {
+    public var status: VisitorStatus
+    public var action: String
+
+    public var description: String { "cannot \(action): the visitor is \(status.rawValue)" }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import GatePassCore
+import SQLiteStore
+
+/// Bootstrapping on the database file directly (`gatepass user add`, `checkpoint add`,
+/// `serve --demo-data`), for before anyone can log in.
+public enum Administration {
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// Adds a user, creating its organization (with the default checkpoint) if needed.
+    public static func addUser(store: Store, email rawEmail: String, name rawName: String, role: Role,
+                               organization: String, canScan: Bool, now: Date) throws -> Profile {
+        let email: String
+        let name: String
+        let organizationName: String
+        do {
+            email = try Field.email(rawEmail, required: true)!
+            name = try Field.requiredText(rawName, "name")
+            organizationName = try Field.requiredText(organization, "organization")
+        } catch {
+            throw Failure(message: error.message)
+        }
+        return try store.write { db in
+            if try Directory.user(email: email, db) != nil {
+                throw Failure(message: "a user with email \(email) already exists")
+            }
+            let organizationId = try Directory.organizationId(named: organizationName, db)
+                ?? Directory.createOrganization(name: organizationName, now: now, db)
+            return try Directory.createUser(organizationId: organizationId, email: email, name: name, role: role,
+                                            canScan: canScan, now: now, db)
+        }
+    }
+
+    public static func addCheckpoint(store: Store, organization: String, name rawName: String, now: Date) throws -> Checkpoint {
+        let name: String
+        do {
+            name = try Field.requiredText(rawName, "name", maxLength: 100)
+        } catch {
+            throw Failure(message: error.message)
+        }
+        return try store.write { db in
+            guard let organizationId = try Directory.organizationId(named: organization, db) else {
+                throw Failure(message: "no organization named \(organization); add a user to create it")
+            }
+            if try db.scalarInt("SELECT COUNT(*) FROM checkpoints WHERE organization_id = ? AND name = ?",
+                                [organizationId, name]) != 0 {
+                throw Failure(message: "\(organization) already has a checkpoint named \(name)")
+            }
+            return try Directory.createCheckpoint(organizationId: organizationId, name: name, now: now, db)
+        }
+    }
+}

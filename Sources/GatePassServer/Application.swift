@@ -1,0 +1,241 @@
+import Foundation
+import GatePassCore
+import GatePassCrypto
+import HTTPServer
+import SQLiteStore
+import Synchronization
+
+/// The Gate Pass API: everything between a parsed HTTP request and its response.
+///
+/// Order of work for each request: body limit → route → credential → permission table →
+/// handler (GETs on a reader connection; POSTs in a durable write transaction, with
+/// idempotency recorded in the same transaction) → metrics and one log line.
+public final class GatePassApplication: HTTPResponder {
+    public let configuration: ServerConfiguration
+    let store: Store
+    let clock: any Clock
+    let logSink: any LogSink
+    let signer: TokenSigner
+    let otp: OneTimePasswords
+    let metrics = Metrics()
+    let router = Router()
+    let timeZone: TimeZone
+    let devMode: Bool
+    /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
+    private let keysInProgress = Mutex<Set<String>>([])
+    private let fingerprintKey: [UInt8]
+
+    public init(configuration: ServerConfiguration, store: Store, secret: ServerSecret, clock: any Clock,
+                logSink: any LogSink, devMode: Bool) {
+        self.configuration = configuration
+        self.store = store
+        self.clock = clock
+        self.logSink = logSink
+        self.devMode = devMode
+        signer = TokenSigner(secret: secret)
+        otp = OneTimePasswords(
+            rules: .init(lifetimeSeconds: configuration.otpLifetimeSeconds, maxWrongTries: configuration.otpMaxWrongTries,
+                         sendsPerHour: configuration.otpSendsPerHour,
+                         resendIntervalSeconds: configuration.otpResendIntervalSeconds),
+            secret: secret, devMode: devMode)
+        timeZone = configuration.resolvedTimeZone
+        fingerprintKey = secret.key(for: "idempotency-fingerprint")
+    }
+
+    /// One request as the handlers see it.
+    struct Call: Sendable {
+        var request: HTTPRequest
+        var route: APIRoute
+        var parameters: [String: String]
+        var principal: Principal?
+        var now: Date
+
+        /// The principal of an authenticated route (the permission table has run already).
+        var caller: Principal {
+            guard let principal else { preconditionFailure("\(route) reached its handler without a principal") }
+            return principal
+        }
+
+        func parameter(_ name: String) -> String { parameters[name] ?? "" }
+    }
+
+    // MARK: - HTTPResponder
+
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        var routeName = "(unmatched)"
+        var response: HTTPResponse
+        do {
+            response = try handle(request, routeName: &routeName)
+        } catch {
+            response = errorResponse(error, routeName: routeName)
+        }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics.recordRequest(route: routeName, status: response.status, seconds: seconds)
+        // The route pattern is logged, never the raw path or query: they may carry emails,
+        // and no token, OTP or body is ever written.
+        logSink.log(String(format: "%@ %@ %d %.1fms", request.method, routeName, response.status, seconds * 1000))
+        return response
+    }
+
+    private func handle(_ request: HTTPRequest, routeName: inout String) throws -> HTTPResponse {
+        let match = router.match(method: request.method, path: request.path)
+        if case .found(let route, _) = match { routeName = route.pathPattern }
+        if request.bodyExceededLimit {
+            throw APIError(code: .payloadTooLarge,
+                           message: "the body is larger than \(configuration.bodyLimitBytes) bytes")
+        }
+        let route: APIRoute
+        let parameters: [String: String]
+        switch match {
+        case .notFound:
+            throw APIError(code: .notFound, message: "no route \(request.method) for this path")
+        case .methodNotAllowed(let allowed):
+            throw APIError(code: .methodNotAllowed, message: "this path answers \(allowed.joined(separator: ", ")) only",
+                           headers: ["Allow": allowed.joined(separator: ", ")])
+        case .found(let found, let foundParameters):
+            route = found
+            parameters = foundParameters
+        }
+        let now = clock.now()
+        if route == .metrics { return try metricsResponse(request) }
+        let principal = try authenticate(request, now: now)
+        switch Permissions.access(principal?.kind ?? .anonymous, to: route) {
+        case .allowed: break
+        case .unauthenticated: throw APIError.unauthorized()
+        case .forbidden: throw APIError.forbidden()
+        }
+        let call = Call(request: request, route: route, parameters: parameters, principal: principal, now: now)
+        if route.method == "POST" { return try runWrite(call) }
+        return try store.read { db in try read(call, db) }
+    }
+
+    /// The principal behind `Authorization: Bearer …`, nil without the header.
+    /// A header with a bad, expired or revoked token is 401 even on public routes: a client
+    /// that sends a credential should learn at once that it is dead.
+    private func authenticate(_ request: HTTPRequest, now: Date) throws -> Principal? {
+        guard let header = request.header("authorization") else { return nil }
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw APIError.unauthorized("the Authorization header must be: Bearer <token>")
+        }
+        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        guard let claims = signer.verify(token), claims.expiresAt > Int64(now.timeIntervalSince1970) else {
+            throw APIError.unauthorized("the token is invalid or expired; log in again")
+        }
+        guard let principal = try store.read({ try Sessions.principal(for: claims, now: now, $0) }) else {
+            throw APIError.unauthorized("the session has ended; log in again")
+        }
+        // A scanner token outlives a change of the user's rights only as long as they still allow scanning.
+        if case .scanner = principal.credential, !principal.user.principalKind.mayScan {
+            throw APIError.unauthorized("this scanner token's user may no longer scan")
+        }
+        return principal
+    }
+
+    private func metricsResponse(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let required = configuration.metricsToken {
+            let given = request.header("authorization").map { String($0.dropFirst(7)) } ?? ""
+            guard request.header("authorization")?.lowercased().hasPrefix("bearer ") == true,
+                  constantTimeEquals(Array(given.utf8), Array(required.utf8))
+            else { throw APIError.unauthorized("/metrics needs the configured metrics token") }
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                            body: Array(metrics.render().utf8))
+    }
+
+    func errorResponse(_ error: any Error, routeName: String) -> HTTPResponse {
+        let apiError = APIError.from(error)
+        if apiError.code == .internal {
+            logSink.log("error in \(routeName): \(error)")
+        }
+        return apiError.response
+    }
+
+    // MARK: - Writes and idempotency
+
+    private func runWrite(_ call: Call) throws -> HTTPResponse {
+        guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
+            return try store.write { db in try self.write(call, db) }
+        }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw APIError.badRequest("Idempotency-Key must be 1 to 255 printable ASCII characters")
+        }
+        let slot = principal.idempotencyScope + "\n" + key
+        let claimed = keysInProgress.withLock { $0.insert(slot).inserted }
+        guard claimed else {
+            throw APIError.conflict("a request with this Idempotency-Key is still being processed; retry later")
+        }
+        defer { _ = keysInProgress.withLock { $0.remove(slot) } }
+        let fingerprint = HMACSHA256.authenticate(
+            key: fingerprintKey,
+            message: Array("\(call.request.method)\n\(call.request.path)\n".utf8) + call.request.body)
+        let scope = principal.idempotencyScope
+        let (response, replayed) = try store.write { db -> (HTTPResponse, Bool) in
+            if let stored = try IdempotencyRecords.find(scope: scope, key: key, db) {
+                guard stored.fingerprint == fingerprint else {
+                    return (APIError(code: .idempotencyKeyReused,
+                                     message: "this Idempotency-Key was used for a different request").response, false)
+                }
+                var response = stored.response
+                response.headers.append(("Idempotent-Replayed", "true"))
+                return (response, true)
+            }
+            let response: HTTPResponse
+            do {
+                response = try db.inSavepoint { try self.write(call, db) }
+            } catch {
+                response = self.errorResponse(error, routeName: call.route.pathPattern)
+            }
+            if response.status < 500 {
+                try IdempotencyRecords.insert(scope: scope, key: key, fingerprint: fingerprint, response: response,
+                                              now: call.now, db)
+            }
+            return (response, false)
+        }
+        if replayed { metrics.recordIdempotentReplay() }
+        return response
+    }
+
+    /// Deletes what has outlived its retention: idempotency records, send counters, dead sessions.
+    public func purgeExpiredRecords() {
+        let now = clock.now()
+        let retention = TimeInterval(configuration.idempotencyRetentionHours * 3600)
+        do {
+            try store.write { db in
+                try db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", [now.addingTimeInterval(-retention).milliseconds])
+                try db.execute("DELETE FROM otp_sends WHERE sent_at < ?", [now.addingTimeInterval(-3600).milliseconds])
+                try db.execute("DELETE FROM otp_codes WHERE expires_at < ?", [now.addingTimeInterval(-3600).milliseconds])
+            }
+        } catch {
+            logSink.log("purge failed: \(error)")
+        }
+    }
+}
+
+/// Stored answers to idempotent POSTs.
+enum IdempotencyRecords {
+    struct Stored {
+        var fingerprint: [UInt8]
+        var response: HTTPResponse
+    }
+
+    static func find(scope: String, key: String, _ db: Connection) throws -> Stored? {
+        try db.queryFirst("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = ? AND key = ?",
+                          [scope, key]) { row in
+            let headers = row.string(2).split(separator: "\n").compactMap { line -> (name: String, value: String)? in
+                guard let colon = line.firstIndex(of: ":") else { return nil }
+                return (String(line[..<colon]), String(line[line.index(after: colon)...]))
+            }
+            return Stored(fingerprint: row.blob(0), response: HTTPResponse(status: row.int(1), headers: headers, body: row.blob(3)))
+        }
+    }
+
+    static func insert(scope: String, key: String, fingerprint: [UInt8], response: HTTPResponse, now: Date,
+                       _ db: Connection) throws {
+        let headers = response.headers.map { "\($0.name):\($0.value)" }.joined(separator: "\n")
+        try db.execute("""
+            INSERT INTO idempotency_keys (scope, key, fingerprint, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [scope, key, fingerprint, response.status, headers, response.body, now.milliseconds])
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import GatePassCore
+import GatePassCrypto
+import SQLiteStore
+import Synchronization
+
+/// The OTP rules of api.md: 6 random digits, valid for a configurable 10 minutes, single
+/// use, a new code replaces the old, a code dies after 5 wrong tries, at most 5 sends per
+/// email per hour and 1 per 30 s. Codes are stored only as an HMAC keyed by the server
+/// secret and compared in constant time.
+///
+/// Unknown emails go through exactly the same steps (a code is made, stored and counted
+/// against the limits; it is just never delivered and can never log anyone in), so neither
+/// the answer nor its timing says whether an email is known.
+final class OneTimePasswords: Sendable {
+    struct Rules: Sendable {
+        var lifetimeSeconds: Int
+        var maxWrongTries: Int
+        var sendsPerHour: Int
+        var resendIntervalSeconds: Int
+    }
+
+    let rules: Rules
+    private let key: [UInt8]
+    /// Plain codes, kept only with --dev so `dev-peek-otp` can show them.
+    private let devCodes: Mutex<[String: String]>?
+
+    init(rules: Rules, secret: ServerSecret, devMode: Bool) {
+        self.rules = rules
+        key = secret.key(for: "otp")
+        devCodes = devMode ? Mutex([:]) : nil
+    }
+
+    static func normalize(email: String) -> String { email.trimmingCharacters(in: .whitespaces).lowercased() }
+
+    private func digest(email: String, code: String) -> [UInt8] {
+        HMACSHA256.authenticate(key: key, message: email + "\u{0}" + code)
+    }
+
+    static func randomCode() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(format: "%06d", Int(generator.next(upperBound: UInt32(1_000_000))))
+    }
+
+    /// Issues a new code for `email` (already normalized), or throws RATE_LIMITED.
+    /// Runs inside a write transaction. Returns the plain code for delivery.
+    func issue(email: String, now: Date, _ db: Connection) throws -> String {
+        let hourAgo = now.addingTimeInterval(-3600).milliseconds
+        try db.execute("DELETE FROM otp_sends WHERE email = ? AND sent_at <= ?", [email, hourAgo])
+        let sends = try db.query("SELECT sent_at FROM otp_sends WHERE email = ? ORDER BY sent_at", [email]) { $0.int64(0) }
+        if let last = sends.last {
+            let waitMilliseconds = last + Int64(rules.resendIntervalSeconds) * 1000 - now.milliseconds
+            if waitMilliseconds > 0 {
+                throw APIError.rateLimited(retryAfter: Int((waitMilliseconds + 999) / 1000),
+                                           "a code was sent less than \(rules.resendIntervalSeconds) seconds ago; wait before asking again")
+            }
+        }
+        if sends.count >= rules.sendsPerHour, let oldest = sends.first {
+            let waitMilliseconds = oldest + 3_600_000 - now.milliseconds
+            throw APIError.rateLimited(retryAfter: Int((waitMilliseconds + 999) / 1000),
+                                       "at most \(rules.sendsPerHour) codes per email per hour; wait before asking again")
+        }
+        let code = Self.randomCode()
+        try db.execute("""
+            INSERT INTO otp_codes (email, code_hmac, expires_at, wrong_tries, used) VALUES (?, ?, ?, 0, 0)
+            ON CONFLICT (email) DO UPDATE SET code_hmac = excluded.code_hmac, expires_at = excluded.expires_at,
+                wrong_tries = 0, used = 0
+            """, [email, digest(email: email, code: code), now.addingTimeInterval(TimeInterval(rules.lifetimeSeconds)).milliseconds])
+        try db.execute("INSERT INTO otp_sends (email, sent_at) VALUES (?, ?)", [email, now.milliseconds])
+        devCodes?.withLock { $0[email] = code }
+        return code
+    }
+
+    /// Whether `code` is the live code for `email`; consumes it on success and counts a wrong
+    /// try otherwise. Runs inside a write transaction.
+    func redeem(email: String, code: String, now: Date, _ db: Connection) throws -> Bool {
+        guard let stored = try db.queryFirst(
+            "SELECT code_hmac, expires_at, wrong_tries, used FROM otp_codes WHERE email = ?", [email],
+            { (hmac: $0.blob(0), expiresAt: $0.int64(1), wrongTries: $0.int(2), used: $0.bool(3)) })
+        else { return false }
+        let alive = !stored.used && stored.expiresAt > now.milliseconds && stored.wrongTries < rules.maxWrongTries
+        // Compare even when the code is dead, so the time taken says nothing about its state.
+        let matches = constantTimeEquals(stored.hmac, digest(email: email, code: code))
+        guard alive else { return false }
+        guard matches else {
+            try db.execute("UPDATE otp_codes SET wrong_tries = wrong_tries + 1 WHERE email = ?", [email])
+            return false
+        }
+        try db.execute("UPDATE otp_codes SET used = 1 WHERE email = ?", [email])
+        devCodes?.withLock { _ = $0.removeValue(forKey: email) }
+        return true
+    }
+
+    /// The last code issued for `email` (only with --dev; nil otherwise).
+    func peek(email: String) -> String? { devCodes?.withLock { $0[email] } }
+    var isDevMode: Bool { devCodes != nil }
+}

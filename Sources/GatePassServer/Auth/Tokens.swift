@@ -1,0 +1,142 @@
+import Foundation
+import GatePassCore
+import GatePassCrypto
+import SQLiteStore
+
+enum Base64URLText {
+    static func encode(_ text: String) -> String { Base64URL.encode(Array(text.utf8)) }
+    static func decode(_ token: String) -> String? {
+        Base64URL.decode(token).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+}
+
+/// The server secret: 32 random bytes kept in a file of mode 0600 beside the database
+/// (or where configured), made on first start. It signs tokens and keys the OTP HMACs.
+public struct ServerSecret: Sendable {
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Reads the secret at `path`, creating it (owner-only) if it does not exist.
+    public static func loadOrCreate(path: String) throws -> ServerSecret {
+        if let data = FileManager.default.contents(atPath: path) {
+            guard let text = String(data: data, encoding: .utf8),
+                  let bytes = Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes.count >= 32
+            else { throw ConfigurationError(message: "\(path) does not hold a Gate Pass secret (delete it to make a new one; every token then ends)") }
+            return ServerSecret(bytes: bytes)
+        }
+        let bytes = try SecureRandom.bytes(32)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw ConfigurationError(message: "cannot create the secret file \(path)") }
+        defer { close(descriptor) }
+        let text = Array((Base64URL.encode(bytes) + "\n").utf8)
+        guard write(descriptor, text, text.count) == text.count, fsync(descriptor) == 0 else {
+            throw ConfigurationError(message: "cannot write the secret file \(path)")
+        }
+        return ServerSecret(bytes: bytes)
+    }
+
+    /// A key derived for one purpose, so a token signature can never double as an OTP HMAC.
+    func key(for purpose: String) -> [UInt8] { HMACSHA256.authenticate(key: bytes, message: "gatepass:" + purpose) }
+}
+
+/// What a token says about itself; the session behind it is checked on every request.
+struct TokenClaims: Equatable {
+    enum Kind: String { case login = "l", scanner = "s" }
+    var kind: Kind
+    var sessionId: String
+    var expiresAt: Int64 // seconds since 1970
+}
+
+/// Signs and verifies bearer tokens: `gp1.<base64url payload>.<base64url HMAC-SHA256>`.
+struct TokenSigner: Sendable {
+    private let key: [UInt8]
+
+    init(secret: ServerSecret) { key = secret.key(for: "token") }
+
+    func sign(_ claims: TokenClaims) -> String {
+        let payload = "gp1." + Base64URLText.encode("\(claims.kind.rawValue):\(claims.sessionId):\(claims.expiresAt)")
+        return payload + "." + Base64URL.encode(HMACSHA256.authenticate(key: key, message: payload))
+    }
+
+    /// The claims of a well-signed token, or nil. Expiry is checked by the caller against its clock.
+    func verify(_ token: String) -> TokenClaims? {
+        guard token.utf8.count <= 512, let dot = token.lastIndex(of: "."), token.hasPrefix("gp1.") else { return nil }
+        let payload = String(token[..<dot])
+        guard let signature = Base64URL.decode(token[token.index(after: dot)...]),
+              constantTimeEquals(signature, HMACSHA256.authenticate(key: key, message: payload)),
+              let text = Base64URLText.decode(String(payload.dropFirst(4)))
+        else { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, let kind = TokenClaims.Kind(rawValue: String(parts[0])),
+              let expiresAt = Int64(parts[2])
+        else { return nil }
+        return TokenClaims(kind: kind, sessionId: String(parts[1]), expiresAt: expiresAt)
+    }
+}
+
+/// Who is calling, once the token and its session have been checked.
+struct Principal: Sendable {
+    enum Credential: Sendable {
+        case login
+        case scanner(checkpointId: String)
+    }
+    var user: Profile
+    var sessionId: String
+    var credential: Credential
+
+    var kind: PrincipalKind {
+        switch credential {
+        case .login: user.principalKind
+        case .scanner: .scanner
+        }
+    }
+
+    var organizationId: String { user.organizationId }
+    /// Idempotency keys are scoped to the organization and the user behind the token.
+    var idempotencyScope: String { user.organizationId + "/" + user.id }
+    var checkpointId: String? {
+        if case .scanner(let id) = credential { return id }
+        return nil
+    }
+}
+
+/// Sessions: one row per login and per scanner token, revoked on logout.
+enum Sessions {
+    static func create(userId: String, kind: TokenClaims.Kind, parent: String?, checkpointId: String?,
+                       now: Date, lifetime: Int, _ db: Connection) throws -> TokenClaims {
+        let id = newIdentifier()
+        let expiresAt = now.addingTimeInterval(TimeInterval(lifetime))
+        try db.execute("""
+            INSERT INTO sessions (id, user_id, kind, parent_session_id, checkpoint_id, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [id, userId, kind == .login ? "login" : "scanner", parent, checkpointId, now.milliseconds,
+                  expiresAt.milliseconds])
+        return TokenClaims(kind: kind, sessionId: id, expiresAt: Int64(expiresAt.timeIntervalSince1970.rounded(.down)))
+    }
+
+    /// The principal behind a verified token, or nil when its session is unknown, revoked or expired.
+    static func principal(for claims: TokenClaims, now: Date, _ db: Connection) throws -> Principal? {
+        try db.queryFirst("""
+            SELECT s.kind, s.checkpoint_id, s.expires_at, s.revoked_at,
+                   u.id, u.email, u.name, u.role, u.organization_id, u.can_scan
+            FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?
+            """, [claims.sessionId]) { row -> Principal? in
+            guard row.isNull(3), row.int64(2) > now.milliseconds else { return nil }
+            let kind = row.string(0)
+            guard (kind == "login" && claims.kind == .login) || (kind == "scanner" && claims.kind == .scanner),
+                  let role = Role(rawValue: row.string(7))
+            else { return nil }
+            let user = Profile(id: row.string(4), email: row.string(5), name: row.string(6), role: role,
+                               organizationId: row.string(8), canScanCheckpoint: row.bool(9))
+            let credential: Principal.Credential = kind == "login" ? .login : .scanner(checkpointId: row.string(1))
+            return Principal(user: user, sessionId: claims.sessionId, credential: credential)
+        } ?? nil
+    }
+
+    /// Ends a login session and every scanner token it created.
+    static func revoke(loginSession id: String, now: Date, _ db: Connection) throws {
+        try db.execute("UPDATE sessions SET revoked_at = ? WHERE (id = ? OR parent_session_id = ?) AND revoked_at IS NULL",
+                       [now.milliseconds, id, id])
+    }
+}

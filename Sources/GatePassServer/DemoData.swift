@@ -1,0 +1,99 @@
+import Foundation
+import GatePassCore
+import SQLiteStore
+
+/// A demo organization: one user per role and visitors in every status, so every screen
+/// and route has something to show. Seeding twice is harmless (the second time does nothing).
+public enum DemoData {
+    public static let organization = "Demo Site"
+
+    public struct Login: Sendable {
+        public var email: String
+        public var role: Role
+        public var canScan: Bool
+    }
+
+    public static let logins: [Login] = [
+        Login(email: "owner@demo.gatepass", role: .owner, canScan: true),
+        Login(email: "admin@demo.gatepass", role: .admin, canScan: true),
+        Login(email: "approver@demo.gatepass", role: .approver, canScan: true),
+        Login(email: "desk@demo.gatepass", role: .approver, canScan: false),
+        Login(email: "platform@demo.gatepass", role: .platformAdmin, canScan: false),
+    ]
+
+    /// Seeds the demo organization unless it exists. Returns the short ids created by status.
+    @discardableResult
+    public static func seed(store: Store, now: Date, timeZone: TimeZone) throws -> [String: String] {
+        try store.write { db -> [String: String] in
+            if try Directory.organizationId(named: organization, db) != nil { return [:] }
+            let organizationId = try Directory.createOrganization(name: organization, now: now, db)
+            var users: [Role: Profile] = [:]
+            let names = ["owner": "Olivia Owner", "admin": "Adrian Admin", "approver": "Ana Approver",
+                         "desk": "Dan Desk", "platform": "Paula Platform"]
+            for login in logins {
+                let local = String(login.email.prefix(while: { $0 != "@" }))
+                let user = try Directory.createUser(organizationId: organizationId, email: login.email,
+                                                    name: names[local] ?? local, role: login.role, canScan: login.canScan,
+                                                    now: now, db)
+                if users[login.role] == nil { users[login.role] = user }
+            }
+            let gate = try Directory.defaultCheckpoint(organizationId: organizationId, db)!
+            _ = try Directory.createCheckpoint(organizationId: organizationId, name: "Loading dock", now: now, db)
+            let today = ValidityWindow.day(containing: now, in: timeZone)
+            let approver = users[.approver]!.id
+            let owner = users[.owner]!.id
+            struct Seed {
+                var name: String, company: String, status: VisitorStatus, requiresApproval: Bool
+                var approver: String?, minutesAgo: Double, walkIn = false
+            }
+            let seeds = [
+                Seed(name: "Ana Pop", company: "Acme Logistics", status: .expected, requiresApproval: false, approver: nil, minutesAgo: 50),
+                Seed(name: "Mihai Ionescu", company: "Northwind", status: .expected, requiresApproval: true, approver: approver, minutesAgo: 45),
+                Seed(name: "Elena Radu", company: "Contoso", status: .awaitingApproval, requiresApproval: true, approver: approver, minutesAgo: 12),
+                Seed(name: "Victor Stan", company: "Fabrikam", status: .awaitingApproval, requiresApproval: true, approver: nil, minutesAgo: 4, walkIn: true),
+                Seed(name: "Ioana Dinu", company: "Globex", status: .approved, requiresApproval: true, approver: approver, minutesAgo: 30),
+                Seed(name: "Radu Marin", company: "Initech", status: .rejected, requiresApproval: true, approver: approver, minutesAgo: 40),
+                Seed(name: "Carmen Vlad", company: "Umbrella", status: .checkedIn, requiresApproval: false, approver: nil, minutesAgo: 35),
+                Seed(name: "Paul Georgescu", company: "Hooli", status: .checkedOut, requiresApproval: false, approver: nil, minutesAgo: 90),
+                Seed(name: "Sorin Matei", company: "Stark Industries", status: .cancelled, requiresApproval: false, approver: nil, minutesAgo: 60),
+            ]
+            var created: [String: String] = [:]
+            var generator = SystemRandomNumberGenerator()
+            for (index, seed) in seeds.enumerated() {
+                let at = now.addingTimeInterval(-seed.minutesAgo * 60)
+                var visitor = Visitor(
+                    id: newIdentifier(), shortId: ShortID.random(using: &generator), name: seed.name,
+                    email: seed.name.lowercased().replacingOccurrences(of: " ", with: ".") + "@example.com",
+                    phone: "+40 700 000 \(String(format: "%03d", index))", company: seed.company, purpose: "Meeting",
+                    hostName: "Olivia Owner", approverId: seed.approver, requiresApproval: seed.requiresApproval,
+                    walkIn: seed.walkIn, status: seed.status, validity: today, createdAt: at.addingTimeInterval(-600))
+                switch seed.status {
+                case .awaitingApproval: visitor.approvalRequestedAt = at
+                case .approved, .rejected:
+                    visitor.approvalRequestedAt = at.addingTimeInterval(-300)
+                    visitor.decidedAt = at
+                    visitor.decidedBy = approver
+                    visitor.decisionNote = seed.status == .rejected ? "No appointment on record" : nil
+                case .checkedIn:
+                    visitor.checkedInAt = at
+                    visitor.checkpointId = gate.id
+                case .checkedOut:
+                    visitor.checkedInAt = at
+                    visitor.checkedOutAt = at.addingTimeInterval(45 * 60)
+                    visitor.checkpointId = gate.id
+                case .expected, .cancelled: break
+                }
+                try VisitorRecords.insert(visitor, organizationId: organizationId,
+                                          approvalCheckpointId: visitor.approvalRequestedAt == nil ? nil : gate.id, db)
+                if created[seed.status.rawValue] == nil { created[seed.status.rawValue] = visitor.shortId.rawValue }
+                if let checkedInAt = visitor.checkedInAt {
+                    let scan = Scan(id: newIdentifier(), shortId: visitor.shortId.rawValue, raw: "GP1:\(visitor.shortId.rawValue)",
+                                    result: .checkedIn, visitorId: visitor.id, checkpointId: gate.id, scannedBy: owner,
+                                    scannedAt: Timestamp(checkedInAt), receivedAt: Timestamp(checkedInAt), offline: false)
+                    try scan.insert(organizationId: organizationId, db)
+                }
+            }
+            return created
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GatePassCore
+import HTTPServer
+import SQLiteStore
+
+/// An error the API answers with its own status and the JSON error shape of api.md.
+/// Lower layers throw their own errors; `APIError.from` translates them here, so no layer
+/// below the API knows about HTTP.
+public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case badRequest = "BAD_REQUEST"
+        case unauthorized = "UNAUTHORIZED"
+        case forbidden = "FORBIDDEN"
+        case notFound = "NOT_FOUND"
+        case methodNotAllowed = "METHOD_NOT_ALLOWED"
+        case conflict = "CONFLICT"
+        case idempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
+        case payloadTooLarge = "PAYLOAD_TOO_LARGE"
+        case rateLimited = "RATE_LIMITED"
+        case `internal` = "INTERNAL"
+
+        var status: Int {
+            switch self {
+            case .badRequest: 400
+            case .unauthorized: 401
+            case .forbidden: 403
+            case .notFound: 404
+            case .methodNotAllowed: 405
+            case .conflict: 409
+            case .idempotencyKeyReused: 422
+            case .payloadTooLarge: 413
+            case .rateLimited: 429
+            case .internal: 500
+            }
+        }
+    }
+
+    public var code: Code
+    public var message: String
+    public var headers: [String: String] = [:]
+
+    public var status: Int { code.status }
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    static func badRequest(_ message: String) -> APIError { APIError(code: .badRequest, message: message) }
+    static func unauthorized(_ message: String = "a valid token is required") -> APIError {
+        APIError(code: .unauthorized, message: message)
+    }
+    static func forbidden(_ message: String = "this credential may not call this route") -> APIError {
+        APIError(code: .forbidden, message: message)
+    }
+    static func notFound(_ what: String) -> APIError { APIError(code: .notFound, message: "\(what) not found") }
+    static func conflict(_ message: String) -> APIError { APIError(code: .conflict, message: message) }
+    static func `internal`(_ message: String) -> APIError { APIError(code: .internal, message: message) }
+    static func rateLimited(retryAfter seconds: Int, _ message: String) -> APIError {
+        APIError(code: .rateLimited, message: message, headers: ["Retry-After": String(max(1, seconds))])
+    }
+
+    /// The translation of any error into the API's terms. Unknown errors become a 500 with a
+    /// generic message; the caller logs the details.
+    static func from(_ error: any Error) -> APIError {
+        switch error {
+        case let error as APIError: return error
+        case let error as DecisionConflict: return .conflict(error.description)
+        case let error as QRPayloadError: return .badRequest(error.description)
+        case is DecodingError: return .badRequest(JSONBody.describe(error))
+        default: return .internal("internal error")
+        }
+    }
+
+    var response: HTTPResponse {
+        struct Body: Encodable {
+            struct Detail: Encodable { var code: String; var message: String }
+            var error: Detail
+        }
+        var response = JSONBody.response(status: status, Body(error: .init(code: code.rawValue, message: message)))
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { response.headers.append((name, value)) }
+        return response
+    }
+}

@@ -1,0 +1,57 @@
+import GatePassCore
+
+/// Matches a method and path to an `APIRoute`, with its path parameters.
+///
+/// Literal segments win over parameters (`/api/visitors/admin-me` is not visitor
+/// "admin-me"). A path that matches with another method gives 405 with the allowed methods.
+struct Router: Sendable {
+    enum Match: Sendable {
+        case found(APIRoute, parameters: [String: String])
+        case methodNotAllowed(allowed: [String])
+        case notFound
+    }
+
+    private struct Pattern: Sendable {
+        var route: APIRoute
+        var segments: [Substring]
+        var literalCount: Int
+    }
+
+    private let patterns: [Pattern]
+
+    init(routes: [APIRoute] = APIRoute.allCases) {
+        patterns = routes.map { route in
+            let segments = route.pathPattern.split(separator: "/")
+            return Pattern(route: route, segments: segments, literalCount: segments.filter { !$0.hasPrefix(":") }.count)
+        }.sorted { $0.literalCount > $1.literalCount }
+    }
+
+    func match(method: String, path: String) -> Match {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        // A trailing slash or an empty segment never matches: paths are exact.
+        guard path.hasPrefix("/"), !segments.contains(where: \.isEmpty) || path == "/" else { return .notFound }
+        var allowed: [String] = []
+        for pattern in patterns where pattern.segments.count == segments.count {
+            var parameters: [String: String] = [:]
+            var matches = true
+            for (expected, actual) in zip(pattern.segments, segments) {
+                if expected.hasPrefix(":") {
+                    guard let decoded = String(actual).removingPercentEncoding, !decoded.isEmpty else {
+                        matches = false
+                        break
+                    }
+                    parameters[String(expected.dropFirst())] = decoded
+                } else if expected != actual {
+                    matches = false
+                    break
+                }
+            }
+            guard matches else { continue }
+            if pattern.route.method == method || (method == "HEAD" && pattern.route.method == "GET") {
+                return .found(pattern.route, parameters: parameters)
+            }
+            if !allowed.contains(pattern.route.method) { allowed.append(pattern.route.method) }
+        }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import GatePassCore
+import HTTPServer
+import SQLiteStore
+
+extension GatePassApplication {
+    /// The approvals queue: visitors assigned to the caller or unassigned, newest request first.
+    /// `status` defaults to AWAITING_APPROVAL (the queue); any other status may be asked for.
+    func approverQueue(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let query = call.request.query
+        let status = try Field.visitorStatus(query["status"]) ?? .awaitingApproval
+        let limit = try Field.limit(query)
+        let cursor = try Field.cursor(query)
+        let caller = call.caller.user
+        var sql = """
+            SELECT \(VisitorRecords.columns) FROM visitors
+            WHERE organization_id = ? AND status = ? AND (approver_id IS NULL OR approver_id = ?)
+            """
+        var arguments: [any SQLBindable] = [caller.organizationId, status.rawValue, caller.id]
+        if let cursor {
+            sql += " AND (COALESCE(approval_requested_at, 0) < ? OR (COALESCE(approval_requested_at, 0) = ? AND seq < ?))"
+            arguments += [cursor.time, cursor.time, cursor.seq]
+        }
+        sql += " ORDER BY COALESCE(approval_requested_at, 0) DESC, seq DESC LIMIT ?"
+        arguments.append(limit + 1)
+        let records = try db.query(sql, arguments, VisitorRecords.record)
+        return JSONBody.response(page(records, limit: limit) {
+            ListCursor(time: $0.visitor.approvalRequestedAt?.milliseconds ?? 0, seq: $0.seq)
+        })
+    }
+
+    struct ApprovalContext: Encodable {
+        var previousVisits: Int
+        var lastVisitAt: Timestamp?
+        var requestedAtCheckpoint: CheckpointSummary?
+
+        enum CodingKeys: String, CodingKey { case previousVisits, lastVisitAt, requestedAtCheckpoint }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(previousVisits, forKey: .previousVisits)
+            try c.encode(lastVisitAt, forKey: .lastVisitAt)
+            try c.encode(requestedAtCheckpoint, forKey: .requestedAtCheckpoint)
+        }
+    }
+
+    struct CheckpointSummary: Codable, Sendable { var id: String; var name: String }
+
+    struct VisitorWithContext: Encodable {
+        var visitor: Visitor
+        var context: ApprovalContext
+    }
+
+    /// A visitor with what an approver needs to decide: how often the same person (same
+    /// email, or same phone when there is no email) came before, and at which gate they wait.
+    func approverVisitor(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let record = try visibleVisitor(call, db)
+        let visitor = record.visitor
+        var previous: (count: Int, last: Date?) = (0, nil)
+        let identity: (column: String, value: String)? = visitor.email.map { ("email", $0) } ?? visitor.phone.map { ("phone", $0) }
+        if let identity {
+            previous = try db.queryFirst("""
+                SELECT COUNT(*), MAX(checked_in_at) FROM visitors
+                WHERE organization_id = ? AND \(identity.column) = ? AND id != ? AND checked_in_at IS NOT NULL
+                """, [record.organizationId, identity.value, visitor.id]) { ($0.int(0), $0.optionalDate(1)) } ?? (0, nil)
+        }
+        var checkpoint: CheckpointSummary?
+        if let checkpointId = record.approvalCheckpointId,
+           let found = try Directory.checkpoint(id: checkpointId, organizationId: record.organizationId, db) {
+            checkpoint = CheckpointSummary(id: found.id, name: found.name)
+        }
+        return JSONBody.response(VisitorWithContext(
+            visitor: visitor,
+            context: ApprovalContext(previousVisits: previous.count, lastVisitAt: previous.last.map(Timestamp.init),
+                                     requestedAtCheckpoint: checkpoint)))
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import GatePassCore
+import HTTPServer
+import SQLiteStore
+
+extension GatePassApplication {
+    struct SendOTPBody: Decodable { var email: String }
+    struct VerifyOTPBody: Decodable { var email: String; var otp: String }
+
+    struct SessionAnswer: Encodable {
+        var role: Role
+        var token: String
+        var expiresAt: Timestamp
+        var profile: Profile
+
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(_ string: String) { stringValue = string }
+            init?(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        // The profile sits under the role's key: "owner", "admin", "approver" or "platformAdmin".
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(role, forKey: Key("role"))
+            try c.encode(token, forKey: Key("token"))
+            try c.encode(expiresAt, forKey: Key("expiresAt"))
+            try c.encode(profile, forKey: Key(role.profileKey))
+        }
+    }
+
+    func sendOTP(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decode(SendOTPBody.self, from: call.request.body)
+        let email = try Field.email(body.email, required: true)!
+        let code = try otp.issue(email: email, now: call.now, db)
+        let user = try Directory.user(email: email, db)
+        if devMode {
+            logSink.log("dev: one-time code for \(email) is \(code)")
+        }
+        if let user, let command = configuration.otpDeliveryCommand {
+            OTPDelivery.deliver(code: code, to: user.email, command: command, log: logSink)
+        }
+        return JSONBody.response(status: 202, ["sent": true])
+    }
+
+    func verifyOTP(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decode(VerifyOTPBody.self, from: call.request.body)
+        let email = try Field.email(body.email, required: true)!
+        let code = body.otp.trimmingCharacters(in: .whitespaces)
+        guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw APIError.badRequest("otp must be the 6 digits that were sent")
+        }
+        // An unknown email and a wrong code answer the same 401.
+        guard try otp.redeem(email: email, code: code, now: call.now, db), let user = try Directory.user(email: email, db) else {
+            throw APIError.unauthorized("the code is wrong, expired or used up; ask for a new one")
+        }
+        let claims = try Sessions.create(userId: user.id, kind: .login, parent: nil, checkpointId: nil, now: call.now,
+                                         lifetime: configuration.tokenLifetimeSeconds, db)
+        return JSONBody.response(SessionAnswer(role: user.role, token: signer.sign(claims),
+                                               expiresAt: Timestamp(Date(timeIntervalSince1970: TimeInterval(claims.expiresAt))),
+                                               profile: user))
+    }
+
+    func devPeekOTP(_ call: Call) throws -> HTTPResponse {
+        guard otp.isDevMode else { throw APIError(code: .notFound, message: "no route GET for this path") }
+        let email = try Field.email(call.request.query["email"], required: true)!
+        guard let code = otp.peek(email: email) else { throw APIError.notFound("a live code for this email") }
+        return JSONBody.response(["otp": code])
+    }
+
+    func logout(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        try Sessions.revoke(loginSession: call.caller.sessionId, now: call.now, db)
+        return Self.noContent
+    }
+
+    struct AdminProfile: Encodable {
+        var profile: Profile
+        var flags: [String: Bool]
+        func encode(to encoder: any Encoder) throws {
+            try profile.encode(to: encoder)
+            var c = encoder.container(keyedBy: SessionAnswer.Key.self)
+            try c.encode(flags, forKey: SessionAnswer.Key("flags"))
+        }
+    }
+
+    /// The profile plus what this user may do, so a client can hide what it cannot use.
+    func adminMe(_ call: Call) throws -> HTTPResponse {
+        let user = call.caller.user
+        let kind = user.principalKind
+        let flags: [String: Bool] = [
+            "canManageVisitors": Permissions.access(kind, to: .visitorsCreate) == .allowed,
+            "canDecideVisitors": Permissions.access(kind, to: .visitorsApprove) == .allowed,
+            "canScanCheckpoint": kind.mayScan,
+            "canExportScanHistory": Permissions.access(kind, to: .adminHistoryCSV) == .allowed,
+            "canManageCheckpoints": Permissions.access(kind, to: .checkpointsCreate) == .allowed,
+            "devMode": devMode,
+        ]
+        return JSONBody.response(AdminProfile(profile: user, flags: flags))
+    }
+}
+
+/// Hands a code to the configured delivery program (email as argument, code on stdin),
+/// off the request thread so delivery time never shows in the answer's timing.
+enum OTPDelivery {
+    static func deliver(code: String, to email: String, command: String, log: any LogSink) {
+        DispatchQueue.global(qos: .utility).async {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = [email]
+            let input = Pipe()
+            process.standardInput = input
+            do {
+                try process.run()
+                input.fileHandleForWriting.write(Data((code + "\n").utf8))
+                try? input.fileHandleForWriting.close()
+                process.waitUntilExit()
+                if process.terminationStatus != 0 {
+                    log.log("otp delivery: \(command) exited with status \(process.terminationStatus)")
+                }
+            } catch {
+                log.log("otp delivery: cannot run \(command): \(error.localizedDescription)")
+            }
+        }
+    }
+}

@@ -1,0 +1,378 @@
+import Foundation
+import GatePassCore
+import HTTPServer
+import SQLiteStore
+
+/// One check-in attempt in the scan history (api.md "Scan").
+struct Scan: Encodable, Sendable {
+    var id: String
+    var shortId: String?
+    var raw: String
+    var result: ScanResult
+    var visitorId: String?
+    var checkpointId: String
+    var scannedBy: String
+    var scannedAt: Timestamp
+    var receivedAt: Timestamp
+    var offline: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case id, shortId, raw, result, visitorId, checkpointId, scannedBy, scannedAt, receivedAt, offline
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(shortId, forKey: .shortId)
+        try c.encode(raw, forKey: .raw)
+        try c.encode(result, forKey: .result)
+        try c.encode(visitorId, forKey: .visitorId)
+        try c.encode(checkpointId, forKey: .checkpointId)
+        try c.encode(scannedBy, forKey: .scannedBy)
+        try c.encode(scannedAt, forKey: .scannedAt)
+        try c.encode(receivedAt, forKey: .receivedAt)
+        try c.encode(offline, forKey: .offline)
+    }
+
+    static let columns = "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq"
+
+    static func read(_ row: Row) -> (scan: Scan, seq: Int64) {
+        (Scan(id: row.string(0), shortId: row.optionalString(1), raw: row.string(2),
+              result: ScanResult(rawValue: row.string(3)) ?? .invalid, visitorId: row.optionalString(4),
+              checkpointId: row.string(5), scannedBy: row.string(6), scannedAt: Timestamp(row.date(7)),
+              receivedAt: Timestamp(row.date(8)), offline: row.bool(9)), row.int64(10))
+    }
+
+    func insert(organizationId: String, _ db: Connection) throws {
+        try db.execute("""
+            INSERT INTO scans (id, organization_id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by,
+                               scanned_at, received_at, offline)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [id, organizationId, shortId, raw, result.rawValue, visitorId, checkpointId, scannedBy,
+                  scannedAt.date.milliseconds, receivedAt.date.milliseconds, offline])
+    }
+}
+
+extension GatePassApplication {
+    struct ScannerTokenBody: Decodable { var checkpointId: String? }
+    struct ScannerTokenAnswer: Encodable {
+        var scannerToken: String
+        var checkpoint: CheckpointSummary
+        var expiresAt: Timestamp
+    }
+
+    /// A scanner token bound to a checkpoint, ended by the logout of the session that made it.
+    func issueScannerToken(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decodeOptional(ScannerTokenBody.self, from: call.request.body)
+        let caller = call.caller
+        let checkpoint: Checkpoint?
+        if let id = body.checkpointId {
+            checkpoint = try Directory.checkpoint(id: id, organizationId: caller.organizationId, db)
+        } else {
+            checkpoint = try Directory.defaultCheckpoint(organizationId: caller.organizationId, db)
+        }
+        guard let checkpoint else { throw APIError.notFound("checkpoint") }
+        let claims = try Sessions.create(userId: caller.user.id, kind: .scanner, parent: caller.sessionId,
+                                         checkpointId: checkpoint.id, now: call.now,
+                                         lifetime: configuration.scannerTokenLifetimeSeconds, db)
+        return JSONBody.response(status: 201, ScannerTokenAnswer(
+            scannerToken: signer.sign(claims), checkpoint: CheckpointSummary(id: checkpoint.id, name: checkpoint.name),
+            expiresAt: Timestamp(Date(timeIntervalSince1970: TimeInterval(claims.expiresAt)))))
+    }
+
+    // MARK: - Check-in and check-out
+
+    struct CheckInBody: Decodable {
+        var shortId: String
+        var confirmApprovalRequest: Bool?
+        var offline: Bool?
+        var scannedAt: Timestamp?
+    }
+
+    struct CheckInAnswer: Encodable {
+        var result: ScanResult
+        var visitor: Visitor
+        var scanId: String
+    }
+
+    /// The check-in of api.md: decided by the domain's table, stored with its scan in the
+    /// same transaction. The single writer serializes check-ins, so two kiosks scanning one
+    /// pass at once get exactly one CHECKED_IN.
+    func checkIn(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decode(CheckInBody.self, from: call.request.body)
+        let caller = call.caller
+        let checkpointId = caller.checkpointId!
+        let request = CheckInRequest(confirmApprovalRequest: body.confirmApprovalRequest ?? false,
+                                     offline: body.offline ?? false, scannedAt: body.scannedAt?.date)
+        var scan = Scan(id: newIdentifier(), shortId: nil, raw: Self.truncated(body.shortId, bytes: QRPayload.maximumRawBytes),
+                        result: .invalid, visitorId: nil, checkpointId: checkpointId, scannedBy: caller.user.id,
+                        scannedAt: Timestamp(request.scannedAt ?? call.now), receivedAt: Timestamp(call.now),
+                        offline: request.offline)
+        let shortId: ShortID
+        do {
+            shortId = try QRPayload.shortID(from: body.shortId)
+        } catch {
+            try scan.insert(organizationId: caller.organizationId, db)
+            metrics.recordCheckIn(result: ScanResult.invalid.rawValue)
+            return APIError.badRequest(error.description).response
+        }
+        scan.shortId = shortId.rawValue
+        guard let record = try VisitorRecords.find(shortId: shortId, db), record.organizationId == caller.organizationId else {
+            scan.result = .notFound
+            try scan.insert(organizationId: caller.organizationId, db)
+            metrics.recordCheckIn(result: ScanResult.notFound.rawValue)
+            return APIError.notFound("no pass with short id \(shortId.rawValue)").response
+        }
+        let decision = CheckIn.decide(visitor: record.visitor, receivedAt: call.now, request: request,
+                                      checkpointId: checkpointId)
+        if decision.changesVisitor {
+            try VisitorRecords.updateState(decision.visitor,
+                                           approvalCheckpointId: decision.event == .awaiting ? checkpointId : nil, db)
+        }
+        scan.result = decision.result
+        scan.visitorId = record.visitor.id
+        try scan.insert(organizationId: caller.organizationId, db)
+        metrics.recordCheckIn(result: decision.result.rawValue)
+        return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id))
+    }
+
+    static func truncated(_ text: String, bytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var out = ""
+        var used = 0
+        for character in text {
+            let size = character.utf8.count
+            guard used + size <= limit else { break }
+            out.append(character)
+            used += size
+        }
+        return out
+    }
+
+    struct CheckOutBody: Decodable { var shortId: String }
+    struct CheckOutAnswer: Encodable { var result: CheckOut.Result; var visitor: Visitor }
+
+    func checkOut(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decode(CheckOutBody.self, from: call.request.body)
+        let shortId = try QRPayload.shortID(from: body.shortId)
+        guard let record = try VisitorRecords.find(shortId: shortId, db), record.organizationId == call.caller.organizationId else {
+            throw APIError.notFound("no pass with short id \(shortId.rawValue)")
+        }
+        let (result, updated) = CheckOut.decide(visitor: record.visitor, at: call.now)
+        if result == .checkedOut { try VisitorRecords.updateState(updated, db) }
+        return JSONBody.response(CheckOutAnswer(result: result, visitor: updated))
+    }
+
+    // MARK: - Walk-ins
+
+    struct WalkInBody: Decodable {
+        var name: String
+        var phone: String?
+        var email: String?
+        var company: String?
+        var purpose: String?
+        var hostName: String?
+    }
+
+    struct WalkInAnswer: Encodable { var result: VisitorStatus; var visitor: Visitor }
+
+    /// A visitor without a pass, registered at the gate; always waits for approval.
+    func walkIn(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decode(WalkInBody.self, from: call.request.body)
+        let caller = call.caller
+        let name = try Field.requiredText(body.name, "name")
+        let phone = try Field.phone(body.phone)
+        let email = try Field.email(body.email)
+        let company = try Field.text(body.company, "company")
+        let purpose = try Field.text(body.purpose, "purpose", maxLength: 500)
+        let hostName = try Field.text(body.hostName, "hostName")
+        let visitor = try VisitorRecords.insertWithFreshShortID(organizationId: caller.organizationId,
+                                                                approvalCheckpointId: caller.checkpointId, db) { shortId in
+            Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
+                    purpose: purpose, hostName: hostName, approverId: nil, requiresApproval: true, walkIn: true,
+                    status: .awaitingApproval, validity: ValidityWindow.day(containing: call.now, in: timeZone),
+                    createdAt: call.now, approvalRequestedAt: call.now)
+        }
+        return JSONBody.response(status: 201, WalkInAnswer(result: .awaitingApproval, visitor: visitor))
+    }
+
+    // MARK: - Reads for the gate
+
+    func lookup(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        guard let search = try Field.search(call.parameter("query"), "query") else {
+            throw APIError.badRequest("query must not be empty")
+        }
+        var sql = "SELECT \(VisitorRecords.columns) FROM visitors WHERE organization_id = ? AND (instr(lookup_text, ?) > 0"
+        var arguments: [any SQLBindable] = [call.caller.organizationId, search]
+        if let shortId = ShortID(search) { sql += " OR short_id = ?"; arguments.append(shortId.rawValue) }
+        sql += ") ORDER BY created_at DESC, seq DESC LIMIT 20"
+        let records = try db.query(sql, arguments, VisitorRecords.record)
+        return JSONBody.response(Page(items: records.map(\.visitor), nextCursor: nil))
+    }
+
+    /// Everyone inside now (the evacuation roll), latest arrival first.
+    func onSite(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let limit = try Field.limit(call.request.query)
+        let cursor = try Field.cursor(call.request.query)
+        var sql = "SELECT \(VisitorRecords.columns) FROM visitors WHERE organization_id = ? AND status = 'CHECKED_IN'"
+        var arguments: [any SQLBindable] = [call.caller.organizationId]
+        if let cursor {
+            sql += " AND (checked_in_at < ? OR (checked_in_at = ? AND seq < ?))"
+            arguments += [cursor.time, cursor.time, cursor.seq]
+        }
+        sql += " ORDER BY checked_in_at DESC, seq DESC LIMIT ?"
+        arguments.append(limit + 1)
+        let records = try db.query(sql, arguments, VisitorRecords.record)
+        return JSONBody.response(page(records, limit: limit) {
+            ListCursor(time: $0.visitor.checkedInAt?.milliseconds ?? 0, seq: $0.seq)
+        })
+    }
+
+    struct ExpectedAnswer: Encodable { var items: [Visitor]; var cursor: String }
+
+    /// Passes valid today that changed after `since`, oldest change first, 500 at a time:
+    /// the kiosk's offline cache follows this feed.
+    func expected(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        var since: Int64 = 0
+        if let raw = call.request.query["since"] {
+            guard raw.count <= 19, let value = Int64(raw), value >= 0 else {
+                throw APIError.badRequest("since must be a cursor returned by this route")
+            }
+            since = value
+        }
+        let today = ValidityWindow.day(containing: call.now, in: timeZone)
+        let rows = try db.query("""
+            SELECT \(VisitorRecords.columns), change_seq FROM visitors
+            WHERE organization_id = ? AND change_seq > ? AND valid_until >= ? AND valid_from <= ?
+            ORDER BY change_seq LIMIT 500
+            """, [call.caller.organizationId, since, today.from.milliseconds, today.until.milliseconds]) {
+            (VisitorRecords.record($0).visitor, $0.int64(25))
+        }
+        return JSONBody.response(ExpectedAnswer(items: rows.map(\.0), cursor: String(rows.last?.1 ?? since)))
+    }
+
+    struct Stats: Encodable, Sendable {
+        var checkedInToday: Int
+        var checkedOutToday: Int
+        var awaitingApproval: Int
+        var expectedToday: Int
+        var onSite: Int
+    }
+
+    /// Today's counters for the organization; `?checkpointId=` narrows the ones that belong
+    /// to a gate (checked in, checked out, on site, awaiting approval requested there).
+    func stats(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let organization = call.caller.organizationId
+        let checkpoint = call.request.query["checkpointId"]
+        let today = ValidityWindow.day(containing: call.now, in: timeZone)
+        let (from, until) = (today.from.milliseconds, today.until.milliseconds)
+        func count(_ sql: String, _ arguments: [any SQLBindable], gate column: String) throws -> Int {
+            if let checkpoint {
+                return Int(try db.scalarInt(sql + " AND \(column) = ?", arguments + [checkpoint]) ?? 0)
+            }
+            return Int(try db.scalarInt(sql, arguments) ?? 0)
+        }
+        let stats = Stats(
+            checkedInToday: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND checked_in_at BETWEEN ? AND ?",
+                                      [organization, from, until], gate: "checkpoint_id"),
+            checkedOutToday: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND checked_out_at BETWEEN ? AND ?",
+                                       [organization, from, until], gate: "checkpoint_id"),
+            awaitingApproval: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND status = 'AWAITING_APPROVAL'",
+                                        [organization], gate: "approval_checkpoint_id"),
+            expectedToday: Int(try db.scalarInt("""
+                SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND status IN ('EXPECTED', 'APPROVED')
+                AND valid_until >= ? AND valid_from <= ?
+                """, [organization, from, until]) ?? 0),
+            onSite: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND status = 'CHECKED_IN'",
+                              [organization], gate: "checkpoint_id"))
+        return JSONBody.response(stats)
+    }
+
+    // MARK: - Scan history
+
+    private func scanQuery(_ call: Call, limit: Int?, cursor: ListCursor?) throws -> (String, [any SQLBindable]) {
+        let query = call.request.query
+        let from = try Field.time(query, "from")
+        let to = try Field.time(query, "to")
+        let result = try Field.scanResult(query["result"])
+        var sql = "SELECT \(Scan.columns) FROM scans WHERE 1 = 1"
+        var arguments: [any SQLBindable] = []
+        if let organization = readScope(call) { sql += " AND organization_id = ?"; arguments.append(organization) }
+        if let checkpoint = query["checkpointId"] { sql += " AND checkpoint_id = ?"; arguments.append(checkpoint) }
+        if let from { sql += " AND scanned_at >= ?"; arguments.append(from.milliseconds) }
+        if let to { sql += " AND scanned_at <= ?"; arguments.append(to.milliseconds) }
+        if let result { sql += " AND result = ?"; arguments.append(result.rawValue) }
+        if let cursor {
+            sql += " AND (scanned_at < ? OR (scanned_at = ? AND seq < ?))"
+            arguments += [cursor.time, cursor.time, cursor.seq]
+        }
+        sql += " ORDER BY scanned_at DESC, seq DESC"
+        if let limit { sql += " LIMIT ?"; arguments.append(limit + 1) }
+        return (sql, arguments)
+    }
+
+    func scanHistory(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let limit = try Field.limit(call.request.query)
+        let (sql, arguments) = try scanQuery(call, limit: limit, cursor: try Field.cursor(call.request.query))
+        let rows = try db.query(sql, arguments, Scan.read)
+        let items = Array(rows.prefix(limit))
+        let next = rows.count > limit ? items.last.map { ListCursor(time: $0.scan.scannedAt.date.milliseconds, seq: $0.seq).token } : nil
+        return JSONBody.response(Page(items: items.map(\.scan), nextCursor: next))
+    }
+
+    /// The most rows one export holds; narrow with from/to for more.
+    static let csvRowLimit = 100_000
+
+    func scanHistoryCSV(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let (sql, arguments) = try scanQuery(call, limit: Self.csvRowLimit - 1, cursor: nil)
+        let rows = try db.query(sql, arguments, Scan.read)
+        var csv = "id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline\r\n"
+        for (scan, _) in rows {
+            let fields = [scan.id, scan.shortId ?? "", scan.raw, scan.result.rawValue, scan.visitorId ?? "",
+                          scan.checkpointId, scan.scannedBy, scan.scannedAt.description, scan.receivedAt.description,
+                          scan.offline ? "true" : "false"]
+            csv += fields.map(CSV.field).joined(separator: ",") + "\r\n"
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/csv; charset=utf-8"),
+                                                   ("Content-Disposition", "attachment; filename=\"scan-history.csv\"")],
+                            body: Array(csv.utf8))
+    }
+
+    // MARK: - Checkpoints and health
+
+    func listCheckpoints(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let checkpoints = try Directory.checkpoints(organizationId: readScope(call), db)
+        return JSONBody.response(Page(items: checkpoints, nextCursor: nil))
+    }
+
+    struct CheckpointBody: Decodable { var name: String }
+
+    func createCheckpoint(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decode(CheckpointBody.self, from: call.request.body)
+        let name = try Field.requiredText(body.name, "name", maxLength: 100)
+        let organization = call.caller.organizationId
+        if try db.scalarInt("SELECT COUNT(*) FROM checkpoints WHERE organization_id = ? AND name = ?", [organization, name]) != 0 {
+            throw APIError.conflict("a checkpoint named \(name) already exists")
+        }
+        let checkpoint = try Directory.createCheckpoint(organizationId: organization, name: name, now: call.now, db)
+        return JSONBody.response(status: 201, checkpoint)
+    }
+
+    func healthz(_ db: Connection) throws -> HTTPResponse {
+        guard (try? db.scalarInt("SELECT 1")) == 1 else { throw APIError.internal("the database does not answer") }
+        return JSONBody.response(["status": "ok"])
+    }
+}
+
+/// CSV cells per RFC 4180, with formula-looking cells defused for spreadsheet safety.
+enum CSV {
+    static func field(_ value: String) -> String {
+        var cell = value
+        // A cell starting with = + - @ (or a tab/CR) would run as a formula in a spreadsheet.
+        if let first = cell.first, "=+-@\t\r".contains(first) { cell = "'" + cell }
+        if cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+            cell = "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        return cell
+    }
+}

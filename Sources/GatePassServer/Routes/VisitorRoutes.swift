@@ -1,0 +1,140 @@
+import Foundation
+import GatePassCore
+import HTTPServer
+import QRCode
+import SQLiteStore
+
+extension GatePassApplication {
+    struct CreateVisitorBody: Decodable {
+        var name: String
+        var email: String?
+        var phone: String?
+        var company: String?
+        var purpose: String?
+        var hostName: String?
+        var approverId: String?
+        var requiresApproval: Bool?
+        var validFrom: Timestamp?
+        var validUntil: Timestamp?
+    }
+
+    /// The longest validity a pass may have.
+    static let maximumValidity: TimeInterval = 366 * 86_400
+
+    func createVisitor(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decode(CreateVisitorBody.self, from: call.request.body)
+        let caller = call.caller.user
+        let name = try Field.requiredText(body.name, "name")
+        let email = try Field.email(body.email)
+        let phone = try Field.phone(body.phone)
+        let company = try Field.text(body.company, "company")
+        let purpose = try Field.text(body.purpose, "purpose", maxLength: 500)
+        let hostName = try Field.text(body.hostName, "hostName")
+        if let approverId = body.approverId {
+            let approver = try Directory.user(id: approverId, db)
+            guard let approver, approver.organizationId == caller.organizationId, approver.role == .approver else {
+                throw APIError.badRequest("approverId must be the id of an APPROVER of this organization")
+            }
+        }
+        // Defaults (api.md): today 00:00:00–23:59:59 server-local. With only validFrom, the
+        // pass lasts to the end of that local day.
+        let from = body.validFrom?.date ?? ValidityWindow.day(containing: call.now, in: timeZone).from
+        let until = body.validUntil?.date ?? ValidityWindow.day(containing: from, in: timeZone).until
+        guard from <= until else { throw APIError.badRequest("validUntil must not be before validFrom") }
+        guard until.timeIntervalSince(from) <= Self.maximumValidity else {
+            throw APIError.badRequest("a pass may be valid for at most 366 days (validFrom to validUntil)")
+        }
+        let visitor = try VisitorRecords.insertWithFreshShortID(organizationId: caller.organizationId, db) { shortId in
+            Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
+                    purpose: purpose, hostName: hostName, approverId: body.approverId,
+                    requiresApproval: body.requiresApproval ?? false, walkIn: false, status: .expected,
+                    validity: ValidityWindow(from: from, until: until), createdAt: call.now)
+        }
+        return JSONBody.response(status: 201, visitor, headers: [("Location", "/api/visitors/\(visitor.id)")])
+    }
+
+    /// The visitor named by `:id`, if the caller may see it; 404 otherwise (never 403, so
+    /// nothing leaks about other organizations or other approvers' visitors).
+    func visibleVisitor(_ call: Call, _ db: Connection) throws -> VisitorRecord {
+        let caller = call.caller
+        guard let record = try VisitorRecords.find(id: call.parameter("id"), db) else { throw APIError.notFound("visitor") }
+        switch caller.user.role {
+        case .platformAdmin:
+            return record
+        case .approver:
+            guard record.organizationId == caller.organizationId,
+                  record.visitor.approverId == nil || record.visitor.approverId == caller.user.id
+            else { throw APIError.notFound("visitor") }
+            return record
+        case .owner, .admin:
+            guard record.organizationId == caller.organizationId else { throw APIError.notFound("visitor") }
+            return record
+        }
+    }
+
+    /// The organization a read covers: the caller's own, or for PLATFORM_ADMIN the one named
+    /// by `?organizationId=` (nil = every organization).
+    func readScope(_ call: Call) -> String? {
+        let caller = call.caller
+        if caller.user.role == .platformAdmin { return call.request.query["organizationId"] }
+        return caller.organizationId
+    }
+
+    func listVisitors(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let query = call.request.query
+        let status = try Field.visitorStatus(query["status"])
+        let search = try Field.search(query["q"], "q")
+        let limit = try Field.limit(query)
+        let cursor = try Field.cursor(query)
+        var sql = "SELECT \(VisitorRecords.columns) FROM visitors WHERE 1 = 1"
+        var arguments: [any SQLBindable] = []
+        if let organization = readScope(call) { sql += " AND organization_id = ?"; arguments.append(organization) }
+        if let status { sql += " AND status = ?"; arguments.append(status.rawValue) }
+        if let search {
+            sql += " AND (instr(search_text, ?) > 0"
+            arguments.append(search)
+            if let shortId = ShortID(search) { sql += " OR short_id = ?"; arguments.append(shortId.rawValue) }
+            sql += ")"
+        }
+        if let cursor {
+            sql += " AND (created_at < ? OR (created_at = ? AND seq < ?))"
+            arguments += [cursor.time, cursor.time, cursor.seq]
+        }
+        sql += " ORDER BY created_at DESC, seq DESC LIMIT ?"
+        arguments.append(limit + 1)
+        let records = try db.query(sql, arguments, VisitorRecords.record)
+        return JSONBody.response(page(records, limit: limit) { ListCursor(time: $0.visitor.createdAt.milliseconds, seq: $0.seq) })
+    }
+
+    /// One page of `limit` items from `limit + 1` fetched rows, with the cursor of the last.
+    func page(_ records: [VisitorRecord], limit: Int, cursor: (VisitorRecord) -> ListCursor) -> Page<Visitor> {
+        let items = Array(records.prefix(limit))
+        let next = records.count > limit ? items.last.map { cursor($0).token } : nil
+        return Page(items: items.map(\.visitor), nextCursor: next)
+    }
+
+    func cancelVisitor(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let record = try visibleVisitor(call, db)
+        let updated = try Cancellation.apply(to: record.visitor)
+        try VisitorRecords.updateState(updated, db)
+        return JSONBody.response(updated)
+    }
+
+    /// approve-scan / reject-scan (OWNER/ADMIN) and approve / reject (APPROVER, own or unassigned).
+    func decide(_ decision: ApprovalDecision, _ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let body = try JSONBody.decodeOptional(NoteBody.self, from: call.request.body)
+        let note = try Field.text(body.note, "note", maxLength: 1000)
+        let record = try visibleVisitor(call, db)
+        let updated = try decision.apply(to: record.visitor, by: call.caller.user.id, note: note, at: call.now)
+        try VisitorRecords.updateState(updated, db)
+        return JSONBody.response(updated)
+    }
+
+    func passSVG(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+        let visitor = try visibleVisitor(call, db).visitor
+        let code = try QRCode("GP1:\(visitor.shortId.rawValue)", errorCorrection: .medium)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "image/svg+xml"),
+                                                   ("Cache-Control", "private, max-age=300")],
+                            body: Array(code.svg(caption: visitor.shortId.rawValue).utf8))
+    }
+}

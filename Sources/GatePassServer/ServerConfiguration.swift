@@ -1,0 +1,119 @@
+import Foundation
+
+/// Everything `gatepass serve` can be told, with the documented defaults of
+/// Config/server.json. Command-line flags override the file.
+public struct ServerConfiguration: Codable, Sendable, Equatable {
+    /// Address to listen on (IPv4).
+    public var host = "127.0.0.1"
+    /// TCP port; 0 picks a free one and prints it.
+    public var port: Int = 8080
+    /// The SQLite database file.
+    public var database = "gatepass.db"
+    /// Where the token/OTP signing secret lives; by default beside the database (`<db>.secret`).
+    public var secretFile: String?
+    /// OTP lifetime (api.md: 10 minutes).
+    public var otpLifetimeSeconds: Int = 600
+    /// Wrong tries before a code dies (api.md: 5).
+    public var otpMaxWrongTries: Int = 5
+    /// Codes sent per email per hour (api.md: 5).
+    public var otpSendsPerHour: Int = 5
+    /// Minimum time between two codes for one email (api.md: 30 s).
+    public var otpResendIntervalSeconds: Int = 30
+    /// A program run for each code sent to a known user: the email as its only argument, the
+    /// code on standard input (a sendmail wrapper, an SMS gateway script). Without it codes
+    /// can only be read with --dev.
+    public var otpDeliveryCommand: String?
+    /// Login token lifetime (api.md: 12 hours).
+    public var tokenLifetimeSeconds: Int = 43_200
+    /// Scanner token lifetime (api.md: 30 days).
+    public var scannerTokenLifetimeSeconds: Int = 2_592_000
+    /// Largest request body accepted (api.md: 65,536 bytes).
+    public var bodyLimitBytes: Int = 65_536
+    /// HTTP worker threads. Writers wait for their commit, so more threads than cores lets
+    /// more commits share one fsync.
+    public var threads: Int = 16
+    /// How long idempotency records are kept (api.md: at least 24 hours).
+    public var idempotencyRetentionHours: Int = 24
+    /// SQLite `synchronous` mode: FULL survives a power cut (see README).
+    public var sqliteSynchronous = "FULL"
+    /// When set, /metrics needs `Authorization: Bearer <metricsToken>`.
+    public var metricsToken: String?
+    /// IANA time zone for "today" (validity defaults, stats); default the machine's.
+    public var timeZone: String?
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case host, port, database, secretFile, otpLifetimeSeconds, otpMaxWrongTries, otpSendsPerHour
+        case otpResendIntervalSeconds, otpDeliveryCommand, tokenLifetimeSeconds, scannerTokenLifetimeSeconds
+        case bodyLimitBytes, threads, idempotencyRetentionHours, sqliteSynchronous, metricsToken, timeZone
+    }
+
+    // Every key is optional in the file: what it leaves out keeps its default.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = ServerConfiguration()
+        host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
+        port = try c.decodeIfPresent(Int.self, forKey: .port) ?? d.port
+        database = try c.decodeIfPresent(String.self, forKey: .database) ?? d.database
+        secretFile = try c.decodeIfPresent(String.self, forKey: .secretFile)
+        otpLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .otpLifetimeSeconds) ?? d.otpLifetimeSeconds
+        otpMaxWrongTries = try c.decodeIfPresent(Int.self, forKey: .otpMaxWrongTries) ?? d.otpMaxWrongTries
+        otpSendsPerHour = try c.decodeIfPresent(Int.self, forKey: .otpSendsPerHour) ?? d.otpSendsPerHour
+        otpResendIntervalSeconds = try c.decodeIfPresent(Int.self, forKey: .otpResendIntervalSeconds) ?? d.otpResendIntervalSeconds
+        otpDeliveryCommand = try c.decodeIfPresent(String.self, forKey: .otpDeliveryCommand)
+        tokenLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds
+        scannerTokenLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .scannerTokenLifetimeSeconds) ?? d.scannerTokenLifetimeSeconds
+        bodyLimitBytes = try c.decodeIfPresent(Int.self, forKey: .bodyLimitBytes) ?? d.bodyLimitBytes
+        threads = try c.decodeIfPresent(Int.self, forKey: .threads) ?? d.threads
+        idempotencyRetentionHours = try c.decodeIfPresent(Int.self, forKey: .idempotencyRetentionHours) ?? d.idempotencyRetentionHours
+        sqliteSynchronous = try c.decodeIfPresent(String.self, forKey: .sqliteSynchronous) ?? d.sqliteSynchronous
+        metricsToken = try c.decodeIfPresent(String.self, forKey: .metricsToken)
+        timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
+    }
+
+    /// Reads a configuration file; every problem is named in the error.
+    public static func load(path: String) throws(ConfigurationError) -> ServerConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(message: "cannot read the configuration file \(path)")
+        }
+        let configuration: ServerConfiguration
+        do {
+            configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data)
+        } catch {
+            throw ConfigurationError(message: "\(path): \(JSONBody.describe(error))")
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    public func validate() throws(ConfigurationError) {
+        func require(_ condition: Bool, _ message: String) throws(ConfigurationError) {
+            if !condition { throw ConfigurationError(message: message) }
+        }
+        try require((0...65_535).contains(port), "port must be between 0 and 65535")
+        try require(!database.isEmpty, "database must name a file")
+        try require(otpLifetimeSeconds > 0, "otpLifetimeSeconds must be positive")
+        try require(otpMaxWrongTries > 0, "otpMaxWrongTries must be positive")
+        try require(otpSendsPerHour > 0, "otpSendsPerHour must be positive")
+        try require(otpResendIntervalSeconds >= 0, "otpResendIntervalSeconds must not be negative")
+        try require(tokenLifetimeSeconds > 0, "tokenLifetimeSeconds must be positive")
+        try require(scannerTokenLifetimeSeconds > 0, "scannerTokenLifetimeSeconds must be positive")
+        try require(bodyLimitBytes > 0, "bodyLimitBytes must be positive")
+        try require((1...256).contains(threads), "threads must be between 1 and 256")
+        try require(idempotencyRetentionHours >= 24, "idempotencyRetentionHours must be at least 24 (api.md)")
+        try require(["OFF", "NORMAL", "FULL", "EXTRA"].contains(sqliteSynchronous.uppercased()),
+                    "sqliteSynchronous must be OFF, NORMAL, FULL or EXTRA")
+        try require(timeZone.map { TimeZone(identifier: $0) != nil } ?? true,
+                    "timeZone must be an IANA zone such as Europe/Bucharest")
+    }
+
+    public var resolvedTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
+    public var resolvedSecretFile: String { secretFile ?? database + ".secret" }
+}
+
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,134 @@
+import SQLiteStore
+
+/// The server's schema, as numbered migrations applied at start.
+/// Times are INTEGER milliseconds since 1970 (UTC); booleans are 0/1.
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration("0001-initial", """
+        CREATE TABLE organizations (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE users (
+            id TEXT PRIMARY KEY,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            email TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('OWNER', 'ADMIN', 'APPROVER', 'PLATFORM_ADMIN')),
+            can_scan INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX users_organization ON users(organization_id);
+        CREATE TABLE checkpoints (
+            id TEXT PRIMARY KEY,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            name TEXT NOT NULL,
+            is_default INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            UNIQUE (organization_id, name)
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(id),
+            kind TEXT NOT NULL CHECK (kind IN ('login', 'scanner')),
+            parent_session_id TEXT REFERENCES sessions(id),
+            checkpoint_id TEXT REFERENCES checkpoints(id),
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        );
+        CREATE INDEX sessions_parent ON sessions(parent_session_id);
+        CREATE INDEX sessions_expiry ON sessions(expires_at);
+        CREATE TABLE otp_codes (
+            email TEXT PRIMARY KEY,
+            code_hmac BLOB NOT NULL,
+            expires_at INTEGER NOT NULL,
+            wrong_tries INTEGER NOT NULL DEFAULT 0,
+            used INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE otp_sends (
+            email TEXT NOT NULL,
+            sent_at INTEGER NOT NULL
+        );
+        CREATE INDEX otp_sends_email ON otp_sends(email, sent_at);
+        CREATE TABLE visitors (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            short_id TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            email TEXT,
+            phone TEXT,
+            company TEXT,
+            purpose TEXT,
+            host_name TEXT,
+            approver_id TEXT REFERENCES users(id),
+            requires_approval INTEGER NOT NULL,
+            walk_in INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('EXPECTED', 'AWAITING_APPROVAL', 'APPROVED', 'REJECTED',
+                                                   'CHECKED_IN', 'CHECKED_OUT', 'CANCELLED')),
+            valid_from INTEGER NOT NULL,
+            valid_until INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            approval_requested_at INTEGER,
+            approval_checkpoint_id TEXT REFERENCES checkpoints(id),
+            decided_at INTEGER,
+            decided_by TEXT,
+            decision_note TEXT,
+            checked_in_at INTEGER,
+            checked_out_at INTEGER,
+            checkpoint_id TEXT REFERENCES checkpoints(id),
+            change_seq INTEGER NOT NULL,
+            search_text TEXT NOT NULL,
+            lookup_text TEXT NOT NULL
+        );
+        CREATE INDEX visitors_newest ON visitors(organization_id, created_at DESC, seq DESC);
+        CREATE INDEX visitors_status ON visitors(organization_id, status, approval_requested_at DESC, seq DESC);
+        CREATE INDEX visitors_changes ON visitors(organization_id, change_seq);
+        CREATE INDEX visitors_change_seq ON visitors(change_seq);
+        CREATE INDEX visitors_window ON visitors(organization_id, valid_until, valid_from);
+        CREATE INDEX visitors_checked_in ON visitors(organization_id, checked_in_at);
+        CREATE INDEX visitors_checked_out ON visitors(organization_id, checked_out_at);
+        CREATE INDEX visitors_email ON visitors(organization_id, email);
+        CREATE INDEX visitors_phone ON visitors(organization_id, phone);
+        CREATE INDEX visitors_approver ON visitors(approver_id);
+        CREATE TABLE scans (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            short_id TEXT,
+            raw TEXT NOT NULL,
+            result TEXT NOT NULL,
+            visitor_id TEXT REFERENCES visitors(id),
+            checkpoint_id TEXT NOT NULL REFERENCES checkpoints(id),
+            scanned_by TEXT NOT NULL REFERENCES users(id),
+            scanned_at INTEGER NOT NULL,
+            received_at INTEGER NOT NULL,
+            offline INTEGER NOT NULL
+        );
+        CREATE INDEX scans_newest ON scans(organization_id, scanned_at DESC, seq DESC);
+        CREATE INDEX scans_checkpoint ON scans(organization_id, checkpoint_id, scanned_at DESC, seq DESC);
+        CREATE INDEX scans_visitor ON scans(visitor_id);
+        CREATE TABLE devices (
+            token TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            user_id TEXT NOT NULL REFERENCES users(id),
+            created_at INTEGER NOT NULL,
+            last_seen_at INTEGER NOT NULL
+        );
+        CREATE INDEX devices_user ON devices(user_id);
+        CREATE TABLE idempotency_keys (
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fingerprint BLOB NOT NULL,
+            status INTEGER NOT NULL,
+            headers TEXT NOT NULL,
+            body BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (scope, key)
+        );
+        CREATE INDEX idempotency_age ON idempotency_keys(created_at);
+        """),
+    ]
+}

@@ -1,0 +1,54 @@
+/// One HTTP request, fully read (bodies are bounded by the server's body limit).
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// The path without the query string, as sent (not percent-decoded).
+    public var path: String
+    /// Query arguments, percent-decoded by libmicrohttpd. A repeated key keeps its first value.
+    public var query: [String: String]
+    /// Header names in lower case.
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// True when the body was larger than the server's limit; `body` is then empty and the
+    /// rest of the upload was discarded, never buffered.
+    public var bodyExceededLimit: Bool
+
+    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+                body: [UInt8] = [], bodyExceededLimit: Bool = false) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.bodyExceededLimit = bodyExceededLimit
+    }
+
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// One HTTP response.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// What the server calls for each request, on one of its pool threads.
+public protocol HTTPResponder: Sendable {
+    func respond(to request: HTTPRequest) -> HTTPResponse
+}
+
+/// A failure to start or run the HTTP server.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

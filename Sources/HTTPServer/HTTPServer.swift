@@ -1,0 +1,197 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd with an internal thread pool (epoll).
+///
+/// Each request is read completely (up to `bodyLimit`) and handed to the responder on the
+/// pool thread that owns its connection. A body over the limit is never buffered: a
+/// `Content-Length` over the limit is answered before the body is read, and a chunked body
+/// is counted and discarded once it passes the limit.
+public final class HTTPServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: UInt16
+        public var threads: Int
+        public var bodyLimit: Int
+        public var connectionTimeoutSeconds: Int
+
+        public init(host: String = "127.0.0.1", port: UInt16 = 0, threads: Int = 4, bodyLimit: Int = 65_536,
+                    connectionTimeoutSeconds: Int = 30) {
+            self.host = host
+            self.port = port
+            self.threads = threads
+            self.bodyLimit = bodyLimit
+            self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        }
+    }
+
+    public let configuration: Configuration
+    let responder: any HTTPResponder
+    private let daemon = Mutex<OpaquePointer?>(nil)
+    /// Requests begun and not yet completed, for a graceful stop.
+    let inFlight = Atomic<Int>(0)
+    private let boundPort = Atomic<UInt16>(0)
+
+    public init(configuration: Configuration, responder: any HTTPResponder) {
+        self.configuration = configuration
+        self.responder = responder
+    }
+
+    /// The port the server listens on (after `start`).
+    public var port: UInt16 { boundPort.load(ordering: .acquiring) }
+
+    /// Binds and starts serving. Returns the port bound (useful with port 0).
+    @discardableResult
+    public func start() throws(HTTPServerError) -> UInt16 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = configuration.port.bigEndian
+        guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
+            throw HTTPServerError(message: "cannot listen on \(configuration.host): give an IPv4 address such as 127.0.0.1 or 0.0.0.0")
+        }
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            | MHD_USE_TURBO.rawValue | MHD_USE_ERROR_LOG.rawValue
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let started = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                gatepass_mhd_start(UInt32(flags), socketAddress, UInt32(max(1, configuration.threads)),
+                                   UInt32(configuration.connectionTimeoutSeconds), 128 * 1024,
+                                   accessHandler, context, completedHandler, context)
+            }
+        }
+        guard let started else {
+            throw HTTPServerError(message: "cannot listen on \(configuration.host):\(configuration.port) (in use, or not permitted)")
+        }
+        let port = gatepass_mhd_bound_port(started)
+        let handle = UInt(bitPattern: started)
+        daemon.withLock { $0 = OpaquePointer(bitPattern: handle) }
+        boundPort.store(port, ordering: .releasing)
+        return port
+    }
+
+    /// Stops accepting connections, lets requests in flight finish (up to `grace`), then
+    /// closes every connection and joins the pool threads.
+    public func stop(grace: Duration = .seconds(10)) {
+        guard let running = daemon.withLock({ value -> OpaquePointer? in
+            defer { value = nil }
+            return value
+        }) else { return }
+        let listener = MHD_quiesce_daemon(running)
+        if listener >= 0 { close(listener) }
+        let deadline = ContinuousClock.now + grace
+        while inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        MHD_stop_daemon(running)
+    }
+
+    deinit { stop(grace: .zero) }
+}
+
+// MARK: - libmicrohttpd callbacks
+
+/// State of one request across the access handler's calls (MHD's `con_cls`).
+final class RequestState {
+    var body: [UInt8] = []
+    var bodyExceededLimit = false
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, uploadData, uploadDataSize, requestState in
+    guard let context, let connection, let url, let method, let uploadDataSize, let requestState else {
+        return gatepass_mhd_no()
+    }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    // First call: headers are in, no body yet.
+    guard let stateRaw = requestState.pointee else {
+        let state = RequestState()
+        requestState.pointee = Unmanaged.passRetained(state).toOpaque()
+        server.inFlight.add(1, ordering: .relaxed)
+        if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+           let declared = Int(String(cString: length)), declared > server.configuration.bodyLimit {
+            // Answer now; libmicrohttpd then closes the connection instead of reading the body.
+            state.bodyExceededLimit = true
+            return server.dispatch(connection: connection, url: url, method: method, state: state)
+        }
+        return gatepass_mhd_yes()
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(stateRaw).takeUnretainedValue()
+    if uploadDataSize.pointee > 0 {
+        let count = uploadDataSize.pointee
+        if !state.bodyExceededLimit, let uploadData {
+            if state.body.count + count > server.configuration.bodyLimit {
+                state.bodyExceededLimit = true
+                state.body = []
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: count) {
+                    state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+                }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return gatepass_mhd_yes()
+    }
+    return server.dispatch(connection: connection, url: url, method: method, state: state)
+}
+
+private let completedHandler: MHD_RequestCompletedCallback = { context, _, requestState, _ in
+    guard let context, let requestState, let stateRaw = requestState.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(stateRaw).release()
+    requestState.pointee = nil
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    server.inFlight.subtract(1, ordering: .relaxed)
+}
+
+/// Collects key/value pairs from `MHD_get_connection_values`.
+private final class ValueCollector {
+    var values: [String: String] = [:]
+    let lowercaseKeys: Bool
+    init(lowercaseKeys: Bool) { self.lowercaseKeys = lowercaseKeys }
+}
+
+private let collectValue: MHD_KeyValueIterator = { context, _, key, value in
+    guard let context, let key else { return gatepass_mhd_yes() }
+    let collector = Unmanaged<ValueCollector>.fromOpaque(context).takeUnretainedValue()
+    var name = String(cString: key)
+    if collector.lowercaseKeys { name = name.lowercased() }
+    if collector.values[name] == nil {
+        collector.values[name] = value.map { String(cString: $0) } ?? ""
+    }
+    return gatepass_mhd_yes()
+}
+
+extension HTTPServer {
+    fileprivate func dispatch(connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+                              state: RequestState) -> MHD_Result {
+        let headers = ValueCollector(lowercaseKeys: true)
+        let query = ValueCollector(lowercaseKeys: false)
+        withExtendedLifetime(headers) {
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, collectValue,
+                                          Unmanaged.passUnretained(headers).toOpaque())
+        }
+        withExtendedLifetime(query) {
+            _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, collectValue,
+                                          Unmanaged.passUnretained(query).toOpaque())
+        }
+        let request = HTTPRequest(method: String(cString: method), path: String(cString: url), query: query.values,
+                                  headers: headers.values, body: state.body,
+                                  bodyExceededLimit: state.bodyExceededLimit)
+        state.body = []
+        let response = responder.respond(to: request)
+        return Self.queue(response, on: connection)
+    }
+
+    static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        var body = response.body
+        let mhdResponse = body.withUnsafeMutableBytes {
+            MHD_create_response_from_buffer($0.count, $0.baseAddress, .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse else { return gatepass_mhd_no() }
+        defer { MHD_destroy_response(mhdResponse) }
+        for header in response.headers {
+            _ = MHD_add_response_header(mhdResponse, header.name, header.value)
+        }
+        return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+    }
+}

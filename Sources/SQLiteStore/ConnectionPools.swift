@@ -1,0 +1,157 @@
+import Foundation
+import Synchronization
+
+/// Read-only connections handed to one thread at a time.
+///
+/// WAL mode lets any number of readers run beside the single writer; each request thread
+/// borrows a connection, so no connection is ever used by two threads at once.
+public final class ReaderPool: Sendable {
+    private let path: String
+    private let idle = Mutex<[Connection]>([])
+    private let closed = Atomic<Bool>(false)
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// Runs `body` with a connection that sees everything committed before it started.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        let connection = try idle.withLock { $0.popLast() } ?? openReader()
+        defer {
+            if !closed.load(ordering: .acquiring) {
+                idle.withLock { $0.append(connection) }
+            }
+        }
+        return try body(connection)
+    }
+
+    private func openReader() throws(SQLiteError) -> Connection {
+        let connection = try Connection(path: path)
+        try connection.executeScript("PRAGMA query_only = ON; PRAGMA foreign_keys = ON;")
+        return connection
+    }
+
+    /// Closes the idle connections; those still borrowed close when returned.
+    public func close() {
+        closed.store(true, ordering: .releasing)
+        idle.withLock { connections in
+            for connection in connections { connection.close() }
+            connections.removeAll()
+        }
+    }
+}
+
+/// The one writing connection, shared by all request threads through group commit.
+///
+/// Callers submit write jobs; a single writer thread takes every job waiting, runs them in
+/// one transaction (each in its own savepoint, so a failing job undoes only itself), commits
+/// once, and only then releases the callers. With `synchronous = FULL` every commit reaches
+/// the disk before anyone is told it happened, and concurrent commits share one fsync —
+/// the known way to keep durable writes fast.
+public final class GroupCommitWriter: @unchecked Sendable {
+    // @unchecked: `queue` and `stopping` are guarded by `condition`; `connection` is used
+    // only on the writer thread (and by `close` after that thread has ended).
+    private let connection: Connection
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    private let maximumBatch: Int
+
+    private final class Job: @unchecked Sendable {
+        // Written by the writer thread before `done` is signalled, read by the caller after.
+        let body: (Connection) throws -> Void
+        var failure: (any Error)?
+        let done = DispatchSemaphore(value: 0)
+        init(body: @escaping (Connection) throws -> Void) { self.body = body }
+    }
+
+    /// Statistics for benchmarks: how many commits and jobs so far.
+    public private(set) var commits = 0
+    public private(set) var jobs = 0
+
+    public init(connection: Connection, maximumBatch: Int = 256) {
+        self.connection = connection
+        self.maximumBatch = maximumBatch
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "gatepass-sqlite-writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Runs `body` in a write transaction and returns after its commit is durable.
+    /// Throws what `body` threw (its changes undone), or the commit's error.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) throws -> T {
+        let result = Mutex<T?>(nil)
+        let job = Job { connection in
+            let value = try body(connection)
+            result.withLock { $0 = value }
+        }
+        condition.lock()
+        guard !stopping else {
+            condition.unlock()
+            throw SQLiteError(code: 21, message: "the database is closing")
+        }
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+        job.done.wait()
+        if let failure = job.failure { throw failure }
+        return result.withLock { $0! }
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            if queue.isEmpty && stopping {
+                condition.unlock()
+                finished.signal()
+                return
+            }
+            let batch = Array(queue.prefix(maximumBatch))
+            queue.removeFirst(batch.count)
+            condition.unlock()
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Job]) {
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            for job in batch { job.failure = error; job.done.signal() }
+            return
+        }
+        for job in batch {
+            do {
+                try connection.inSavepoint { try job.body(connection) }
+            } catch {
+                job.failure = error
+            }
+        }
+        do {
+            try connection.execute("COMMIT")
+            commits += 1
+            jobs += batch.count
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            for job in batch where job.failure == nil { job.failure = error }
+        }
+        for job in batch { job.done.signal() }
+    }
+
+    /// Finishes the queued jobs, then checkpoints the WAL into the main file and closes.
+    public func close() {
+        condition.lock()
+        let alreadyStopping = stopping
+        stopping = true
+        condition.signal()
+        condition.unlock()
+        guard !alreadyStopping else { return }
+        finished.wait()
+        try? connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+    }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import GatePassCommands
+
+exit(GatePassCLI.main(CommandLine.arguments))
