@@ -47,7 +47,7 @@ enum AdministrationCommands {
         do {
             let user = try Administration.addUser(store: store, email: email, name: name, role: role,
                                                   organization: organization, canScan: canScan, now: Date())
-            terminal.out("added \(user.email) (\(user.role.rawValue)\(user.canScanCheckpoint ? ", can scan" : "")) to \(organization); id \(user.id)")
+            terminal.out("added \(user.email) (\(user.role.rawValue)\(user.principalKind.mayScan ? ", can scan" : "")) to \(organization); id \(user.id)")
             return 0
         } catch let failure as Administration.Failure {
             throw CommandFailure(failure.message)

@@ -44,7 +44,7 @@ public struct HelpText: Sendable {
             let width = min(30, rows.map(\.0.count).max() ?? 0)
             text += "\n\(title):\n"
             for (name, about) in rows {
-                let padded = name.count >= width ? name + "\n" + String(repeating: " ", count: width + 4)
+                let padded = name.count > width ? name + "\n" + String(repeating: " ", count: width + 4)
                                                  : name + String(repeating: " ", count: width - name.count)
                 text += "  \(padded)  \(about)\n"
             }

@@ -36,13 +36,16 @@ public final class Connection: @unchecked Sendable {
         sqlite3_busy_timeout(raw, 5_000)
     }
 
-    deinit {
-        statementCache.removeAll()
-        sqlite3_close_v2(handle)
-    }
+    private var isClosed = false
 
-    /// Finalizes cached statements and closes the connection.
+    deinit { close() }
+
+    /// Finalizes cached statements and closes the connection. Closing twice is harmless
+    /// (the handle is released once: a second `sqlite3_close_v2` could hit a handle
+    /// SQLite has since given to another connection).
     public func close() {
+        guard !isClosed else { return }
+        isClosed = true
         statementCache.removeAll()
         sqlite3_close_v2(handle)
     }

@@ -1,0 +1,187 @@
+import Foundation
+import GatePassCore
+import Synchronization
+import Testing
+@testable import GatePassCommands
+@testable import GatePassServer
+
+/// Records what a command printed.
+final class RecordingTerminal: Terminal {
+    private let lines = Mutex<(out: [String], err: [String])>(([], []))
+    func out(_ text: String) { lines.withLock { $0.out.append(text) } }
+    func err(_ text: String) { lines.withLock { $0.err.append(text) } }
+    var stdout: String { lines.withLock { $0.out.joined(separator: "\n") } }
+    var stderr: String { lines.withLock { $0.err.joined(separator: "\n") } }
+}
+
+func run(_ arguments: String...) -> (status: Int32, terminal: RecordingTerminal) {
+    let terminal = RecordingTerminal()
+    let status = GatePassCLI.main(["gatepass"] + arguments, terminal: terminal)
+    return (status, terminal)
+}
+
+func temporaryPath(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-cli-\(UUID().uuidString)-\(name)").path
+}
+
+@Suite struct HelpTests {
+    @Test func topLevelHelpIsPinned() {
+        let (status, terminal) = run("--help")
+        #expect(status == 0)
+        #expect(terminal.stdout == """
+            OVERVIEW: Gate Pass: visitor passes, approvals and check-ins at the gate.
+
+            USAGE: gatepass <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              serve           Run the HTTP API server.
+              user add        Add a user to the database file (bootstrapping).
+              checkpoint add  Add a checkpoint (gate) to an organization in the database file.
+
+            """)
+    }
+
+    @Test func serveHelpIsPinned() {
+        let (status, terminal) = run("serve", "--help")
+        #expect(status == 0)
+        #expect(terminal.stdout == """
+            OVERVIEW: Run the Gate Pass HTTP API server (api.md) on SQLite.
+
+            USAGE: gatepass serve [--config FILE] [--db PATH] [--host H] [--port N] [--dev] [--demo-data]
+
+            OPTIONS:
+              --config FILE  A JSON configuration file (see Config/server.json); flags override it.
+              --db PATH      The SQLite database file (default gatepass.db).
+              --host H       The IPv4 address to listen on (default 127.0.0.1).
+              --port N       The port (default 8080); 0 picks a free one. The first line printed is the URL.
+              --dev          Development mode: log one-time codes and answer /api/auth/dev-peek-otp.
+              --demo-data    Seed a demo organization with a user per role and visitors in every status.
+              -h, --help     Show help information.
+
+            """)
+    }
+
+    @Test(arguments: [["user", "add", "--help"], ["user", "--help"], ["checkpoint", "add", "--help"], ["checkpoint", "-h"]])
+    func subcommandHelp(arguments: [String]) {
+        let terminal = RecordingTerminal()
+        let status = GatePassCLI.main(["gatepass"] + arguments, terminal: terminal)
+        #expect(status == 0)
+        #expect(terminal.stdout.hasPrefix("OVERVIEW: Add a"))
+        #expect(terminal.stdout.contains("USAGE: gatepass \(arguments[0]) add --db PATH"))
+    }
+}
+
+@Suite struct UsageErrorTests {
+    @Test(arguments: [
+        (["frobnicate"], "unknown subcommand frobnicate"),
+        (["serve", "--port", "70000"], "--port must be a whole number from 0 to 65535"),
+        (["serve", "--port", "abc"], "--port must be a whole number from 0 to 65535"),
+        (["serve", "--port"], "--port needs a value"),
+        (["serve", "--bogus"], "unknown option --bogus"),
+        (["user", "add", "--db", "x.db", "--name", "N", "--role", "OWNER"], "--email is required"),
+        (["user", "add", "--db", "x.db", "--email", "a@b.co", "--name", "N", "--role", "KING"], "--role must be OWNER, ADMIN, APPROVER or PLATFORM_ADMIN"),
+        (["user", "remove"], "the user command has one subcommand: gatepass user add"),
+        (["checkpoint", "add", "--db", "x.db", "--name", "Dock"], "--organization is required"),
+    ])
+    func usageErrorsExitTwo(arguments: [String], message: String) {
+        let terminal = RecordingTerminal()
+        let status = GatePassCLI.main(["gatepass"] + arguments, terminal: terminal)
+        #expect(status == 2)
+        #expect(terminal.stderr.contains("error: \(message)"))
+        #expect(terminal.stderr.contains("--help"))
+    }
+
+    @Test func noArgumentsPrintsHelpAndExitsTwo() {
+        let (status, terminal) = run()
+        #expect(status == 2)
+        #expect(terminal.stderr.contains("USAGE: gatepass <subcommand>"))
+    }
+}
+
+@Suite struct BootstrapCommandTests {
+    @Test func userAndCheckpointAdd() throws {
+        let database = temporaryPath("boot.db")
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        let added = run("user", "add", "--db", database, "--email", "Owner@Site.Test", "--name", "Olive Owner",
+                        "--role", "owner", "--organization", "Site")
+        #expect(added.status == 0)
+        #expect(added.terminal.stdout.contains("added owner@site.test (OWNER, can scan) to Site"))
+        // The database is private to its owner.
+        let attributes = try FileManager.default.attributesOfItem(atPath: database)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+
+        let duplicate = run("user", "add", "--db", database, "--email", "owner@site.test", "--name", "Again", "--role", "ADMIN",
+                            "--organization", "Site")
+        #expect(duplicate.status == 1)
+        #expect(duplicate.terminal.stderr.contains("already exists"))
+
+        let approver = run("user", "add", "--db", database, "--email", "ap@site.test", "--name", "Ap", "--role", "APPROVER",
+                           "--organization", "Site", "--can-scan")
+        #expect(approver.status == 0)
+        #expect(approver.terminal.stdout.contains("(APPROVER, can scan)"))
+
+        let badEmail = run("user", "add", "--db", database, "--email", "not-an-email", "--name", "X", "--role", "ADMIN")
+        #expect(badEmail.status == 1)
+        #expect(badEmail.terminal.stderr.contains("email must be an email address"))
+
+        let dock = run("checkpoint", "add", "--db", database, "--organization", "Site", "--name", "Loading dock")
+        #expect(dock.status == 0)
+        let again = run("checkpoint", "add", "--db", database, "--organization", "Site", "--name", "Loading dock")
+        #expect(again.status == 1)
+        #expect(again.terminal.stderr.contains("already has a checkpoint named Loading dock"))
+        let unknown = run("checkpoint", "add", "--db", database, "--organization", "Nowhere", "--name", "Gate 2")
+        #expect(unknown.status == 1)
+        #expect(unknown.terminal.stderr.contains("no organization named Nowhere"))
+
+        let store = try Store(path: database)
+        defer { store.close() }
+        let names = try store.read { db in
+            try db.query("SELECT c.name FROM checkpoints c JOIN organizations o ON o.id = c.organization_id WHERE o.name = 'Site' ORDER BY c.name") { $0.string(0) }
+        }
+        #expect(names == ["Loading dock", "Main gate"])
+    }
+
+    @Test func checkpointAddNeedsAnExistingDatabase() {
+        let (status, terminal) = run("checkpoint", "add", "--db", temporaryPath("missing.db"), "--organization", "X", "--name", "Y")
+        #expect(status == 1)
+        #expect(terminal.stderr.contains("no database at"))
+    }
+}
+
+@Suite struct ConfigurationFileTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Config/server.json documents the defaults: it must say exactly what the code does.
+    @Test func shippedConfigurationEqualsTheDefaults() throws {
+        let loaded = try ServerConfiguration.load(path: Self.root.appendingPathComponent("Config/server.json").path)
+        #expect(loaded == ServerConfiguration())
+    }
+
+    @Test(arguments: [
+        ("{\"port\": 70000}", "port must be between 0 and 65535"),
+        ("{\"port\": \"80\"}", "port must be an integer"),
+        ("{\"threads\": 0}", "threads must be between 1 and 256"),
+        ("{\"sqliteSynchronous\": \"SOMETIMES\"}", "sqliteSynchronous must be OFF, NORMAL, FULL or EXTRA"),
+        ("{\"timeZone\": \"Mars/Olympus\"}", "timeZone must be an IANA zone"),
+        ("{\"idempotencyRetentionHours\": 1}", "idempotencyRetentionHours must be at least 24"),
+        ("[1, 2]", "the body must be a JSON object"),
+        ("{not json", "not valid JSON"),
+    ])
+    func badConfigurationIsNamed(text: String, message: String) throws {
+        let path = temporaryPath("config.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let (status, terminal) = run("serve", "--config", path, "--port", "0")
+        #expect(status == 1)
+        #expect(terminal.stderr.contains(message))
+    }
+
+    @Test func missingConfigurationFile() {
+        let (status, terminal) = run("serve", "--config", "/nonexistent/server.json")
+        #expect(status == 1)
+        #expect(terminal.stderr.contains("cannot read the configuration file /nonexistent/server.json"))
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import LoopbackHTTP
+import Testing
+
+/// Runs the real `gatepass` executable, as an operator would.
+@Suite struct ServeProcessTests {
+    static var executable: URL {
+        // Tests run from .build/<configuration>/GatePassPackageTests.xctest; the binary is beside it.
+        var url = Bundle.main.bundleURL
+        while url.pathComponents.count > 1 && !FileManager.default.fileExists(atPath: url.appendingPathComponent("gatepass").path) {
+            url.deleteLastPathComponent()
+        }
+        return url.appendingPathComponent("gatepass")
+    }
+
+    @Test func firstLineIsTheURLAndSIGTERMClosesCleanly() throws {
+        let binary = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path),
+                     "build the gatepass executable first (swift build --build-tests)")
+        let directory = temporaryPath("serve")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = directory + "/gatepass.db"
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--port", "0", "--db", database, "--dev", "--demo-data"]
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // The first line, read byte by byte so nothing after it is consumed early.
+        var firstLine = [UInt8]()
+        while true {
+            let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+            guard let value = byte.first, value != 10 else { break }
+            firstLine.append(value)
+        }
+        let line = String(decoding: firstLine, as: UTF8.self)
+        let prefix = "listening on http://127.0.0.1:"
+        #expect(line.hasPrefix(prefix))
+        let port = try #require(UInt16(line.dropFirst(prefix.count)))
+
+        let client = LoopbackHTTPClient(port: port)
+        #expect(try client.get("/api/healthz").status == 200)
+        let sent = try client.send("POST", "/api/auth/send-otp", json: ["email": "owner@demo.gatepass"])
+        #expect(sent.status == 202)
+        client.disconnect()
+
+        // The secret beside the database is private.
+        let secretAttributes = try FileManager.default.attributesOfItem(atPath: database + ".secret")
+        #expect((secretAttributes[.posixPermissions] as? Int) == 0o600)
+
+        process.interrupt() // SIGINT
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let log = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("POST /api/auth/send-otp 202"))
+        #expect(log.contains("stopped"))
+        let rest = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(rest.contains("owner@demo.gatepass  OWNER"))
+        // A clean close checkpoints the WAL into the database file.
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
+        #expect(walSize == 0)
+    }
+
+    @Test func sigtermStopsTheServerWithStatusZero() throws {
+        let binary = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path))
+        let directory = temporaryPath("sigterm")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--port", "0", "--db", directory + "/g.db"]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = Pipe()
+        try process.run()
+        _ = stdout.fileHandleForReading.readData(ofLength: 20) // wait until it listens
+        process.terminate() // SIGTERM
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+    }
+}

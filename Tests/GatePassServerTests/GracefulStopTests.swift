@@ -1,0 +1,38 @@
+import Foundation
+import HTTPServer
+import LoopbackHTTP
+import Synchronization
+import Testing
+
+/// A responder that takes its time, so a stop arrives while a request is in flight.
+struct SlowResponder: HTTPResponder {
+    let started: DispatchSemaphore
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        started.signal()
+        Thread.sleep(forTimeInterval: 0.3)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("finished".utf8))
+    }
+}
+
+@Suite struct GracefulStopTests {
+    @Test func stopLetsTheRequestInFlightFinish() throws {
+        let started = DispatchSemaphore(value: 0)
+        let server = HTTPServer(configuration: .init(port: 0, threads: 2), responder: SlowResponder(started: started))
+        let port = try server.start()
+        let answer = Mutex<LoopbackHTTPClient.Response?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let response = try? LoopbackHTTPClient(port: port).get("/slow")
+            answer.withLock { $0 = response }
+            done.signal()
+        }
+        started.wait()
+        server.stop(grace: .seconds(5))
+        done.wait()
+        let response = try #require(answer.withLock { $0 })
+        #expect(response.status == 200)
+        #expect(response.text == "finished")
+        // After the stop, nothing listens any more.
+        #expect(throws: (any Error).self) { try LoopbackHTTPClient(port: port, timeoutSeconds: 2).get("/again") }
+    }
+}
