@@ -18,6 +18,7 @@ public final class GatePassApplication: HTTPResponder {
     let signer: TokenSigner
     let otp: OneTimePasswords
     let metrics = Metrics()
+    let statsCache = StatsCache()
     let router = Router()
     let timeZone: TimeZone
     let devMode: Bool

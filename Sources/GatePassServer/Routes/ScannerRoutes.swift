@@ -2,6 +2,7 @@ import Foundation
 import GatePassCore
 import HTTPServer
 import SQLiteStore
+import Synchronization
 
 /// One check-in attempt in the scan history (api.md "Scan").
 struct Scan: Encodable, Sendable {
@@ -261,10 +262,16 @@ extension GatePassApplication {
 
     /// Today's counters for the organization; `?checkpointId=` narrows the ones that belong
     /// to a gate (checked in, checked out, on site, awaiting approval requested there).
+    ///
+    /// Kiosks poll this constantly, so answers are cached until the next committed write
+    /// (see `StatsCache`): a hit costs no query at all.
     func stats(_ call: Call, _ db: Connection) throws -> HTTPResponse {
         let organization = call.caller.organizationId
         let checkpoint = call.request.query["checkpointId"]
         let today = ValidityWindow.day(containing: call.now, in: timeZone)
+        let key = StatsCache.Key(organization: organization, checkpoint: checkpoint, day: today.from.milliseconds)
+        let generation = store.writeGeneration.load(ordering: .acquiring)
+        if let cached = statsCache.lookup(key, generation: generation) { return JSONBody.response(cached) }
         let (from, until) = (today.from.milliseconds, today.until.milliseconds)
         func count(_ sql: String, _ arguments: [any SQLBindable], gate column: String) throws -> Int {
             if let checkpoint {
@@ -285,6 +292,7 @@ extension GatePassApplication {
                 """, [organization, from, until]) ?? 0),
             onSite: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND status = 'CHECKED_IN'",
                               [organization], gate: "checkpoint_id"))
+        statsCache.store(stats, for: key, generation: generation)
         return JSONBody.response(stats)
     }
 
@@ -374,5 +382,36 @@ enum CSV {
             cell = "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
         return cell
+    }
+}
+
+/// Stats answers, valid while no write has committed since they were computed.
+///
+/// Correctness: the generation is read *before* the counting queries run, and a writer bumps
+/// it only after its commit; so an entry is reused only if no commit finished after the
+/// generation it was computed at — and every commit counted in that generation is visible to
+/// the queries that followed.
+final class StatsCache: Sendable {
+    struct Key: Hashable, Sendable {
+        var organization: String
+        var checkpoint: String?
+        var day: Int64
+    }
+
+    private let entries = Mutex<[Key: (generation: UInt64, stats: GatePassApplication.Stats)]>([:])
+
+    func lookup(_ key: Key, generation: UInt64) -> GatePassApplication.Stats? {
+        entries.withLock { entries in
+            guard let entry = entries[key], entry.generation == generation else { return nil }
+            return entry.stats
+        }
+    }
+
+    func store(_ stats: GatePassApplication.Stats, for key: Key, generation: UInt64) {
+        entries.withLock { entries in
+            // Stale generations are useless; dropping them bounds the cache to the live keys.
+            if entries.count > 1_000 { entries = entries.filter { $0.value.generation == generation } }
+            entries[key] = (generation, stats)
+        }
     }
 }
