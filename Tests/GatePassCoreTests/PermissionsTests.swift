@@ -1,0 +1,176 @@
+import Testing
+@testable import GatePassCore
+
+/// The permission table (route × principal), written out by hand from api.md "Roles and
+/// principals", the endpoint tables and "Precise rules". It is not derived from the code.
+@Suite("Permissions")
+struct PermissionsTests {
+
+    /// The principals, in the column order of `table`.
+    enum Principal: String, Sendable, CaseIterable {
+        case anonymous, owner, admin, approver, scanningApprover, platformAdmin, scanner
+
+        var kind: PrincipalKind {
+            switch self {
+            case .anonymous: .anonymous
+            case .owner: .user(.owner, canScanCheckpoint: false)
+            case .admin: .user(.admin, canScanCheckpoint: false)
+            case .approver: .user(.approver, canScanCheckpoint: false)
+            case .scanningApprover: .user(.approver, canScanCheckpoint: true)
+            case .platformAdmin: .user(.platformAdmin, canScanCheckpoint: false)
+            case .scanner: .scanner
+            }
+        }
+    }
+
+    /// `A` allowed, `U` unauthenticated (401), `F` forbidden (403), one letter per principal:
+    ///
+    ///                                          anon OWNER ADMIN APPR APPR+scan PLATFORM scanner
+    static let table: [(APIRoute, String)] = [
+        // public
+        (.authSendOTP,               "A A A A A A A"),
+        (.authVerifyOTP,             "A A A A A A A"),
+        (.authDevPeekOTP,            "A A A A A A A"),
+        (.healthz,                   "A A A A A A A"),
+        (.metrics,                   "A A A A A A A"),
+        // any user, not a scanner token
+        (.authMe,                    "U A A A A A F"),
+        (.authLogout,                "U A A A A A F"),
+        (.checkpointsList,           "U A A A A A F"),
+        // visitors: read by OWNER, ADMIN, PLATFORM_ADMIN
+        (.visitorsList,              "U A A F F A F"),
+        (.visitorsGet,               "U A A F F A F"),
+        (.visitorsPass,              "U A A F F A F"),
+        (.adminHistoryCSV,           "U A A F F A F"),
+        // visitors: OWNER, ADMIN only
+        (.visitorsCreate,            "U A A F F F F"),
+        (.visitorsAdminMe,           "U A A F F F F"),
+        (.visitorsCancel,            "U A A F F F F"),
+        (.visitorsApprove,           "U A A F F F F"),
+        (.visitorsReject,            "U A A F F F F"),
+        (.visitorsDeviceRegister,    "U A A F F F F"),
+        (.visitorsDeviceUnregister,  "U A A F F F F"),
+        (.checkpointsCreate,         "U A A F F F F"),
+        // approver
+        (.approverMe,                "U F F A A F F"),
+        (.approverList,              "U F F A A F F"),
+        (.approverGet,               "U F F A A F F"),
+        (.approverApprove,           "U F F A A F F"),
+        (.approverReject,            "U F F A A F F"),
+        (.approverDeviceRegister,    "U F F A A F F"),
+        (.approverDeviceUnregister,  "U F F A A F F"),
+        // scanner token issue: OWNER, ADMIN, APPROVER with canScanCheckpoint (user token only)
+        (.scannerToken,              "U A A F A F F"),
+        // scanner token, or OWNER/ADMIN (stats) and OWNER/ADMIN/PLATFORM_ADMIN (history)
+        (.scannerStats,              "U A A F F F A"),
+        (.scannerHistory,            "U A A F F A A"),
+        // scanner token only
+        (.scannerCheckIn,            "U F F F F F A"),
+        (.scannerCheckOut,           "U F F F F F A"),
+        (.scannerLookup,             "U F F F F F A"),
+        (.scannerWalkIn,             "U F F F F F A"),
+        (.scannerOnSite,             "U F F F F F A"),
+        (.scannerExpected,           "U F F F F F A"),
+    ]
+
+    static func expected(for route: APIRoute) -> [Principal: Access]? {
+        guard let row = table.first(where: { $0.0 == route })?.1 else { return nil }
+        let letters = row.split(separator: " ")
+        guard letters.count == Principal.allCases.count else { return nil }
+        var answer: [Principal: Access] = [:]
+        for (principal, letter) in zip(Principal.allCases, letters) {
+            switch letter {
+            case "A": answer[principal] = .allowed
+            case "U": answer[principal] = .unauthenticated
+            case "F": answer[principal] = .forbidden
+            default: return nil
+            }
+        }
+        return answer
+    }
+
+    @Test func tableHasExactlyOneWellFormedRowPerRoute() {
+        let routes = Self.table.map(\.0)
+        #expect(routes.count == Set(routes).count, "no route twice")
+        #expect(Set(routes) == Set(APIRoute.allCases), "every route of the code is in the table and vice versa")
+        for route in routes { #expect(Self.expected(for: route) != nil, "\(route.rawValue): malformed row") }
+    }
+
+    @Test("Route × principal", arguments: APIRoute.allCases, Principal.allCases)
+    func access(route: APIRoute, principal: Principal) throws {
+        let row = try #require(Self.expected(for: route))
+        #expect(Permissions.access(principal.kind, to: route) == row[principal])
+    }
+
+    // MARK: - Derived properties, stated in api.md's words
+
+    static let publicRoutes: Set<APIRoute> = [.authSendOTP, .authVerifyOTP, .authDevPeekOTP, .healthz, .metrics]
+
+    @Test(arguments: APIRoute.allCases)
+    func anonymousIsOnlyAllowedOnPublicRoutesAndOtherwiseUnauthenticated(route: APIRoute) {
+        let expected: Access = Self.publicRoutes.contains(route) ? .allowed : .unauthenticated
+        #expect(Permissions.access(.anonymous, to: route) == expected)
+    }
+
+    @Test(arguments: APIRoute.allCases)
+    func scannerTokenReachesOnlyScannerRoutesOtherThanTokenIssue(route: APIRoute) {
+        let scannerRoute = route.pathPattern.hasPrefix("/api/visitor-scanner/") && route != .scannerToken
+        let expected: Access = Self.publicRoutes.contains(route) || scannerRoute ? .allowed : .forbidden
+        #expect(Permissions.access(.scanner, to: route) == expected)
+    }
+
+    @Test(arguments: APIRoute.allCases, [Role.owner, .admin, .platformAdmin])
+    func canScanCheckpointMattersOnlyForApprovers(route: APIRoute, role: Role) {
+        #expect(Permissions.access(.user(role, canScanCheckpoint: true), to: route)
+                == Permissions.access(.user(role, canScanCheckpoint: false), to: route))
+    }
+
+    @Test func platformAdminMutatesNothing() {
+        let platformAdmin = PrincipalKind.user(.platformAdmin, canScanCheckpoint: true)
+        let allowedPosts = Permissions.allowedRoutes(for: platformAdmin).filter { $0.method == "POST" }
+        // Only the login flow and logout; no visitor, approver, scanner or checkpoint mutation.
+        #expect(Set(allowedPosts) == [.authSendOTP, .authVerifyOTP, .authLogout])
+    }
+
+    @Test func mayScan() {
+        #expect(PrincipalKind.user(.owner, canScanCheckpoint: false).mayScan)
+        #expect(PrincipalKind.user(.admin, canScanCheckpoint: false).mayScan)
+        #expect(PrincipalKind.user(.approver, canScanCheckpoint: true).mayScan)
+        #expect(!PrincipalKind.user(.approver, canScanCheckpoint: false).mayScan)
+        #expect(!PrincipalKind.user(.platformAdmin, canScanCheckpoint: true).mayScan)
+        #expect(!PrincipalKind.anonymous.mayScan)
+        #expect(!PrincipalKind.scanner.mayScan)
+    }
+
+    @Test(arguments: Principal.allCases)
+    func allowedRoutesAreTheAllowedCellsOfTheTable(principal: Principal) {
+        let expected = Set(Self.table.compactMap { route, _ in
+            Self.expected(for: route)?[principal] == .allowed ? route : nil
+        })
+        #expect(Set(Permissions.allowedRoutes(for: principal.kind)) == expected)
+    }
+
+    // MARK: - Routes and roles as api.md names them
+
+    @Test(arguments: APIRoute.allCases)
+    func routeNamesAreMethodSpacePath(route: APIRoute) {
+        #expect(["GET", "POST", "DELETE"].contains(route.method))
+        #expect(route.rawValue == "\(route.method) \(route.pathPattern)")
+        #expect(route.pathPattern.hasPrefix("/api/") || route.pathPattern == "/metrics")
+        #expect(!route.pathPattern.contains(" "))
+    }
+
+    @Test func routeMethodAndPathSplit() {
+        #expect(APIRoute.scannerLookup.method == "GET")
+        #expect(APIRoute.scannerLookup.pathPattern == "/api/visitor-scanner/lookup/:query")
+        #expect(APIRoute.visitorsApprove.method == "POST")
+        #expect(APIRoute.visitorsApprove.pathPattern == "/api/visitors/:id/approve-scan")
+        #expect(APIRoute.metrics.pathPattern == "/metrics")
+    }
+
+    @Test func rolesUseTheNamesOfApiMd() {
+        #expect(Role.allCases.map(\.rawValue) == ["OWNER", "ADMIN", "APPROVER", "PLATFORM_ADMIN"])
+        #expect(Role.allCases.map(\.profileKey) == ["owner", "admin", "approver", "platformAdmin"])
+        #expect(Role.allCases.filter(\.managesOrganization) == [.owner, .admin])
+    }
+}
