@@ -47,7 +47,7 @@ import Testing
             let connection = try Connection(path: path)
             try connection.executeScript("PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER);")
             let writer = GroupCommitWriter(connection: connection)
-            try writer.write { db in try db.execute("INSERT INTO t VALUES (1)") }
+            _ = try writer.write { db in try db.execute("INSERT INTO t VALUES (1)") }
             writer.close()
             let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
             #expect(walSize == 0)

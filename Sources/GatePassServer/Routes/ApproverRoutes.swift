@@ -29,27 +29,6 @@ extension GatePassApplication {
         })
     }
 
-    struct ApprovalContext: Encodable {
-        var previousVisits: Int
-        var lastVisitAt: Timestamp?
-        var requestedAtCheckpoint: CheckpointSummary?
-
-        enum CodingKeys: String, CodingKey { case previousVisits, lastVisitAt, requestedAtCheckpoint }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(previousVisits, forKey: .previousVisits)
-            try c.encode(lastVisitAt, forKey: .lastVisitAt)
-            try c.encode(requestedAtCheckpoint, forKey: .requestedAtCheckpoint)
-        }
-    }
-
-    struct CheckpointSummary: Codable, Sendable { var id: String; var name: String }
-
-    struct VisitorWithContext: Encodable {
-        var visitor: Visitor
-        var context: ApprovalContext
-    }
-
     /// A visitor with what an approver needs to decide: how often the same person (same
     /// email, or same phone when there is no email) came before, and at which gate they wait.
     func approverVisitor(_ call: Call, _ db: Connection) throws -> HTTPResponse {

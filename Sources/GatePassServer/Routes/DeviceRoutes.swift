@@ -3,16 +3,6 @@ import GatePassCore
 import HTTPServer
 import SQLiteStore
 
-/// A push-token registration (api.md "Device").
-struct Device: Codable, Sendable {
-    static let platforms: Set<String> = ["ios", "android", "web", "console", "kiosk"]
-    var token: String
-    var platform: String
-    var userId: String
-    var createdAt: Timestamp
-    var lastSeenAt: Timestamp
-}
-
 extension GatePassApplication {
     struct RegisterDeviceBody: Decodable { var token: String; var platform: String }
     struct UnregisterDeviceBody: Decodable { var token: String }

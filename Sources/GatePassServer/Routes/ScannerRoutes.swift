@@ -4,37 +4,8 @@ import HTTPServer
 import SQLiteStore
 import Synchronization
 
-/// One check-in attempt in the scan history (api.md "Scan").
-struct Scan: Encodable, Sendable {
-    var id: String
-    var shortId: String?
-    var raw: String
-    var result: ScanResult
-    var visitorId: String?
-    var checkpointId: String
-    var scannedBy: String
-    var scannedAt: Timestamp
-    var receivedAt: Timestamp
-    var offline: Bool
-
-    enum CodingKeys: String, CodingKey {
-        case id, shortId, raw, result, visitorId, checkpointId, scannedBy, scannedAt, receivedAt, offline
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(shortId, forKey: .shortId)
-        try c.encode(raw, forKey: .raw)
-        try c.encode(result, forKey: .result)
-        try c.encode(visitorId, forKey: .visitorId)
-        try c.encode(checkpointId, forKey: .checkpointId)
-        try c.encode(scannedBy, forKey: .scannedBy)
-        try c.encode(scannedAt, forKey: .scannedAt)
-        try c.encode(receivedAt, forKey: .receivedAt)
-        try c.encode(offline, forKey: .offline)
-    }
-
+/// Storage of scans (the shape is the domain's `Scan`).
+extension Scan {
     static let columns = "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq"
 
     static func read(_ row: Row) -> (scan: Scan, seq: Int64) {
@@ -56,11 +27,6 @@ struct Scan: Encodable, Sendable {
 
 extension GatePassApplication {
     struct ScannerTokenBody: Decodable { var checkpointId: String? }
-    struct ScannerTokenAnswer: Encodable {
-        var scannerToken: String
-        var checkpoint: CheckpointSummary
-        var expiresAt: Timestamp
-    }
 
     /// A scanner token bound to a checkpoint, ended by the logout of the session that made it.
     func issueScannerToken(_ call: Call, _ db: Connection) throws -> HTTPResponse {
@@ -88,12 +54,6 @@ extension GatePassApplication {
         var confirmApprovalRequest: Bool?
         var offline: Bool?
         var scannedAt: Timestamp?
-    }
-
-    struct CheckInAnswer: Encodable {
-        var result: ScanResult
-        var visitor: Visitor
-        var scanId: String
     }
 
     /// The check-in of api.md: decided by the domain's table, stored with its scan in the
@@ -151,7 +111,6 @@ extension GatePassApplication {
     }
 
     struct CheckOutBody: Decodable { var shortId: String }
-    struct CheckOutAnswer: Encodable { var result: CheckOut.Result; var visitor: Visitor }
 
     func checkOut(_ call: Call, _ db: Connection) throws -> HTTPResponse {
         let body = try JSONBody.decode(CheckOutBody.self, from: call.request.body)
@@ -174,8 +133,6 @@ extension GatePassApplication {
         var purpose: String?
         var hostName: String?
     }
-
-    struct WalkInAnswer: Encodable { var result: VisitorStatus; var visitor: Visitor }
 
     /// A visitor without a pass, registered at the gate; always waits for approval.
     func walkIn(_ call: Call, _ db: Connection) throws -> HTTPResponse {
@@ -229,8 +186,6 @@ extension GatePassApplication {
         })
     }
 
-    struct ExpectedAnswer: Encodable { var items: [Visitor]; var cursor: String }
-
     /// Passes valid today that changed after `since`, oldest change first, 500 at a time:
     /// the kiosk's offline cache follows this feed.
     func expected(_ call: Call, _ db: Connection) throws -> HTTPResponse {
@@ -249,15 +204,7 @@ extension GatePassApplication {
             """, [call.caller.organizationId, since, today.from.milliseconds, today.until.milliseconds]) {
             (VisitorRecords.record($0).visitor, $0.int64(25))
         }
-        return JSONBody.response(ExpectedAnswer(items: rows.map(\.0), cursor: String(rows.last?.1 ?? since)))
-    }
-
-    struct Stats: Encodable, Sendable {
-        var checkedInToday: Int
-        var checkedOutToday: Int
-        var awaitingApproval: Int
-        var expectedToday: Int
-        var onSite: Int
+        return JSONBody.response(ExpectedPasses(items: rows.map(\.0), cursor: String(rows.last?.1 ?? since)))
     }
 
     /// Today's counters for the organization; `?checkpointId=` narrows the ones that belong
@@ -279,7 +226,7 @@ extension GatePassApplication {
             }
             return Int(try db.scalarInt(sql, arguments) ?? 0)
         }
-        let stats = Stats(
+        let stats = ScanStats(
             checkedInToday: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND checked_in_at BETWEEN ? AND ?",
                                       [organization, from, until], gate: "checkpoint_id"),
             checkedOutToday: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND checked_out_at BETWEEN ? AND ?",
@@ -398,16 +345,16 @@ final class StatsCache: Sendable {
         var day: Int64
     }
 
-    private let entries = Mutex<[Key: (generation: UInt64, stats: GatePassApplication.Stats)]>([:])
+    private let entries = Mutex<[Key: (generation: UInt64, stats: ScanStats)]>([:])
 
-    func lookup(_ key: Key, generation: UInt64) -> GatePassApplication.Stats? {
+    func lookup(_ key: Key, generation: UInt64) -> ScanStats? {
         entries.withLock { entries in
             guard let entry = entries[key], entry.generation == generation else { return nil }
             return entry.stats
         }
     }
 
-    func store(_ stats: GatePassApplication.Stats, for key: Key, generation: UInt64) {
+    func store(_ stats: ScanStats, for key: Key, generation: UInt64) {
         entries.withLock { entries in
             // Stale generations are useless; dropping them bounds the cache to the live keys.
             if entries.count > 1_000 { entries = entries.filter { $0.value.generation == generation } }

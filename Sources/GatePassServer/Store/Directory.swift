@@ -2,26 +2,6 @@ import Foundation
 import GatePassCore
 import SQLiteStore
 
-/// A user as the API shows it (api.md "Profile").
-public struct Profile: Codable, Sendable, Equatable {
-    public var id: String
-    public var email: String
-    public var name: String
-    public var role: Role
-    public var organizationId: String
-    public var canScanCheckpoint: Bool
-
-    public var principalKind: PrincipalKind { .user(role, canScanCheckpoint: canScanCheckpoint) }
-}
-
-public struct Checkpoint: Codable, Sendable, Equatable {
-    public var id: String
-    public var name: String
-    public var organizationId: String
-    public var isDefault: Bool
-    public var createdAt: Timestamp
-}
-
 /// Organizations, users and checkpoints.
 enum Directory {
     static let defaultCheckpointName = "Main gate"
