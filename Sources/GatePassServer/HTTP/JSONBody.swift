@@ -7,6 +7,9 @@ enum JSONBody {
     /// Decodes the body as `T`, with errors that name the field at fault.
     static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(APIError) -> T {
         guard !body.isEmpty else { throw .badRequest("the body must be a JSON object") }
+        // Foundation's decoder is lenient where the contract is not (trailing commas, and
+        // values of keys nobody reads are never looked at): check the syntax first.
+        if let problem = StrictJSON.problem(in: body) { throw .badRequest("the body is not valid JSON: \(problem)") }
         do {
             return try JSONDecoder().decode(T.self, from: Data(body))
         } catch {
@@ -66,16 +69,146 @@ enum JSONBody {
     }
 }
 
-/// `{"items": [...], "nextCursor": ... | null}` (api.md "Lists").
-struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
-    var items: [Item]
-    var nextCursor: String?
+/// A strict RFC 8259 syntax check of a whole body (UTF-8, no trailing commas, valid
+/// escapes and numbers, nothing after the value), nesting at most `maximumDepth` deep.
+enum StrictJSON {
+    static let maximumDepth = 64
 
-    enum CodingKeys: String, CodingKey { case items, nextCursor }
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(items, forKey: .items)
-        try c.encode(nextCursor, forKey: .nextCursor)
+    private struct Problem: Error { var message: String }
+
+    /// nil when `bytes` is one valid JSON text; otherwise what is wrong and where.
+    static func problem(in bytes: [UInt8]) -> String? {
+        guard String(validating: bytes, as: UTF8.self) != nil else { return "it is not UTF-8 text" }
+        var reader = Reader(bytes: bytes)
+        do throws(Problem) {
+            try reader.value(depth: 0)
+            reader.skipWhitespace()
+            guard reader.index == bytes.count else { throw reader.problem("unexpected text after the value") }
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+        func problem(_ what: String) -> Problem { Problem(message: "\(what) at byte \(index)") }
+
+        mutating func skipWhitespace() {
+            while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+        }
+
+        mutating func expect(_ byte: UInt8, _ what: String) throws(Problem) {
+            guard current == byte else { throw problem("expected \(what)") }
+            index += 1
+        }
+
+        mutating func value(depth: Int) throws(Problem) {
+            skipWhitespace()
+            guard let byte = current else { throw problem("unexpected end") }
+            switch byte {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                guard depth < StrictJSON.maximumDepth else { throw problem("nested too deeply") }
+                let isObject = byte == UInt8(ascii: "{")
+                let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                index += 1
+                skipWhitespace()
+                if current == close { index += 1; return }
+                while true {
+                    if isObject {
+                        skipWhitespace()
+                        guard current == UInt8(ascii: "\"") else { throw problem("expected a quoted key") }
+                        try string()
+                        skipWhitespace()
+                        try expect(UInt8(ascii: ":"), "':'")
+                    }
+                    try value(depth: depth + 1)
+                    skipWhitespace()
+                    if current == UInt8(ascii: ",") { index += 1; continue }
+                    try expect(close, isObject ? "',' or '}'" : "',' or ']'")
+                    return
+                }
+            case UInt8(ascii: "\""): try string()
+            case UInt8(ascii: "t"): try literal("true")
+            case UInt8(ascii: "f"): try literal("false")
+            case UInt8(ascii: "n"): try literal("null")
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+            default: throw problem("unexpected character")
+            }
+        }
+
+        mutating func literal(_ word: String) throws(Problem) {
+            for byte in word.utf8 { try expect(byte, word) }
+        }
+
+        mutating func digits() throws(Problem) {
+            guard let byte = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { throw problem("expected a digit") }
+            while let byte = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { index += 1 }
+        }
+
+        mutating func number() throws(Problem) {
+            if current == UInt8(ascii: "-") { index += 1 }
+            if current == UInt8(ascii: "0") { index += 1 } else { try digits() }
+            if current == UInt8(ascii: ".") { index += 1; try digits() }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                index += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                try digits()
+            }
+        }
+
+        mutating func hexQuad() throws(Problem) -> UInt32 {
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                guard let byte = current, let digit = Int(String(UnicodeScalar(byte)), radix: 16) else {
+                    throw problem("expected four hex digits after \\u")
+                }
+                value = value * 16 + UInt32(digit)
+                index += 1
+            }
+            return value
+        }
+
+        mutating func string() throws(Problem) {
+            index += 1 // the opening quote
+            while let byte = current {
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return
+                case 0..<0x20:
+                    throw problem("a control character must be escaped in a string")
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    guard let escaped = current else { throw problem("unexpected end") }
+                    index += 1
+                    switch escaped {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        break
+                    case UInt8(ascii: "u"):
+                        let unit = try hexQuad()
+                        if (0xD800...0xDBFF).contains(unit) {
+                            try expect(UInt8(ascii: "\\"), "a low surrogate")
+                            try expect(UInt8(ascii: "u"), "a low surrogate")
+                            guard (0xDC00...0xDFFF).contains(try hexQuad()) else { throw problem("expected a low surrogate") }
+                        } else if (0xDC00...0xDFFF).contains(unit) {
+                            throw problem("a lone low surrogate")
+                        }
+                    default:
+                        throw problem("an invalid escape")
+                    }
+                default:
+                    index += 1
+                }
+            }
+            throw problem("an unterminated string")
+        }
     }
 }
 

@@ -7,30 +7,6 @@ extension GatePassApplication {
     struct SendOTPBody: Decodable { var email: String }
     struct VerifyOTPBody: Decodable { var email: String; var otp: String }
 
-    struct SessionAnswer: Encodable {
-        var role: Role
-        var token: String
-        var expiresAt: Timestamp
-        var profile: Profile
-
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(_ string: String) { stringValue = string }
-            init?(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
-        // The profile sits under the role's key: "owner", "admin", "approver" or "platformAdmin".
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: Key.self)
-            try c.encode(role, forKey: Key("role"))
-            try c.encode(token, forKey: Key("token"))
-            try c.encode(expiresAt, forKey: Key("expiresAt"))
-            try c.encode(profile, forKey: Key(role.profileKey))
-        }
-    }
-
     func sendOTP(_ call: Call, _ db: Connection) throws -> HTTPResponse {
         let body = try JSONBody.decode(SendOTPBody.self, from: call.request.body)
         let email = try Field.email(body.email, required: true)!
@@ -52,13 +28,14 @@ extension GatePassApplication {
         guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
             throw APIError.badRequest("otp must be the 6 digits that were sent")
         }
-        // An unknown email and a wrong code answer the same 401.
+        // An unknown email and a wrong code answer the same 401. It is returned, not thrown:
+        // a throw rolls the transaction back, and the wrong try must stay counted.
         guard try otp.redeem(email: email, code: code, now: call.now, db), let user = try Directory.user(email: email, db) else {
-            throw APIError.unauthorized("the code is wrong, expired or used up; ask for a new one")
+            return APIError.unauthorized("the code is wrong, expired or used up; ask for a new one").response
         }
         let claims = try Sessions.create(userId: user.id, kind: .login, parent: nil, checkpointId: nil, now: call.now,
                                          lifetime: configuration.tokenLifetimeSeconds, db)
-        return JSONBody.response(SessionAnswer(role: user.role, token: signer.sign(claims),
+        return JSONBody.response(LoginAnswer(role: user.role, token: signer.sign(claims),
                                                expiresAt: Timestamp(Date(timeIntervalSince1970: TimeInterval(claims.expiresAt))),
                                                profile: user))
     }
@@ -73,16 +50,6 @@ extension GatePassApplication {
     func logout(_ call: Call, _ db: Connection) throws -> HTTPResponse {
         try Sessions.revoke(loginSession: call.caller.sessionId, now: call.now, db)
         return Self.noContent
-    }
-
-    struct AdminProfile: Encodable {
-        var profile: Profile
-        var flags: [String: Bool]
-        func encode(to encoder: any Encoder) throws {
-            try profile.encode(to: encoder)
-            var c = encoder.container(keyedBy: SessionAnswer.Key.self)
-            try c.encode(flags, forKey: SessionAnswer.Key("flags"))
-        }
     }
 
     /// The profile plus what this user may do, so a client can hide what it cannot use.
