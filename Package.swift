@@ -25,6 +25,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode",
                        providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: - Domain
         .target(name: "GatePassCore"),
@@ -34,11 +36,13 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
+        .target(name: "CurlHTTP", dependencies: ["CCurl"]),
+        .target(name: "GatePassClient", dependencies: ["GatePassCore", "CurlHTTP", "SQLiteStore"]),
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
                 dependencies: ["GatePassCore", "SQLiteStore", "HTTPServer", "GatePassCrypto", "QRCode"]),
-        .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer"]),
+        .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP"]),
         .target(name: "LoopbackHTTP"),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",
@@ -50,7 +54,8 @@ let package = Package(
                     dependencies: ["GatePassServer", "GatePassCore", "LoopbackHTTP", "SQLiteStore",
                                    "GatePassCrypto", "QRCode", "HTTPServer"]),
         .testTarget(name: "GatePassCommandsTests",
-                    dependencies: ["GatePassCommands", "GatePassServer", "LoopbackHTTP"]),
+                    dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
+                                   "HTTPServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

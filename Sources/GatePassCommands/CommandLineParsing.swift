@@ -18,12 +18,18 @@ public struct CommandFailure: Error, Sendable, CustomStringConvertible {
 public protocol Terminal: Sendable {
     func out(_ text: String)
     func err(_ text: String)
+    /// Shows `prompt` and reads one line of input; nil at end of input.
+    func readLine(prompt: String) -> String?
 }
 
 public struct StandardStreams: Terminal {
     public init() {}
     public func out(_ text: String) { write(1, text + "\n") }
     public func err(_ text: String) { write(2, text + "\n") }
+    public func readLine(prompt: String) -> String? {
+        write(2, prompt)
+        return Swift.readLine(strippingNewline: true)
+    }
     private func write(_ descriptor: Int32, _ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
@@ -96,6 +102,12 @@ public struct ArgumentReader {
             throw UsageError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
+    }
+
+    /// The first argument that is not an option, removed.
+    public mutating func positional() -> String? {
+        guard let index = arguments.firstIndex(where: { !$0.hasPrefix("--") || $0 == "--" }) else { return nil }
+        return arguments.remove(at: index)
     }
 
     public mutating func finish() throws(UsageError) {

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 
 /// The `gatepass` command: one type per subcommand, chosen by the first argument.
 public enum GatePassCLI {
@@ -9,10 +10,25 @@ public enum GatePassCLI {
             ("serve", "Run the HTTP API server."),
             ("user add", "Add a user to the database file (bootstrapping)."),
             ("checkpoint add", "Add a checkpoint (gate) to an organization in the database file."),
+            ("login", "Log in with a one-time code (stores the session on this device)."),
+            ("logout", "Unregister this device's push token and end the session."),
+            ("whoami", "Show who is logged in."),
+            ("approvals", "List visitors awaiting approval."),
+            ("approve", "Approve a visitor."),
+            ("reject", "Reject a visitor."),
+            ("checkin", "Check a pass in (queued when offline)."),
+            ("checkout", "Check a visitor out (queued when offline)."),
+            ("lookup", "Find visitors by short id, name, phone or email."),
+            ("walk-in", "Register a visitor who arrived without a pass."),
+            ("stats", "Today's gate counters."),
+            ("history", "The scan history (--csv for the export)."),
+            ("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID."),
         ])
 
     /// Runs the command line and returns the exit status: 0 ok, 1 failure, 2 usage error.
-    public static func main(_ arguments: [String], terminal: any Terminal = StandardStreams()) -> Int32 {
+    public static func main(_ arguments: [String], terminal: any Terminal = StandardStreams(),
+                            environment: [String: String] = ProcessInfo.processInfo.environment,
+                            clock: any Clock = SystemClock()) -> Int32 {
         var rest = Array(arguments.dropFirst())
         do {
             guard let name = rest.first else {
@@ -30,6 +46,8 @@ public enum GatePassCLI {
                 return try AdministrationCommands.user(rest, terminal: terminal)
             case "checkpoint":
                 return try AdministrationCommands.checkpoint(rest, terminal: terminal)
+            case let client where ClientCommands.names.contains(client):
+                return try ClientCommands.run(client, rest, terminal: terminal, environment: environment, clock: clock)
             default:
                 throw UsageError("unknown subcommand \(name)")
             }

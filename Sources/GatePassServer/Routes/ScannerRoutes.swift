@@ -82,7 +82,7 @@ extension GatePassApplication {
             scan.result = .notFound
             try scan.insert(organizationId: caller.organizationId, db)
             metrics.recordCheckIn(result: ScanResult.notFound.rawValue)
-            return APIError.notFound("no pass with short id \(shortId.rawValue)").response
+            return APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)").response
         }
         let decision = CheckIn.decide(visitor: record.visitor, receivedAt: call.now, request: request,
                                       checkpointId: checkpointId)
@@ -116,7 +116,7 @@ extension GatePassApplication {
         let body = try JSONBody.decode(CheckOutBody.self, from: call.request.body)
         let shortId = try QRPayload.shortID(from: body.shortId)
         guard let record = try VisitorRecords.find(shortId: shortId, db), record.organizationId == call.caller.organizationId else {
-            throw APIError.notFound("no pass with short id \(shortId.rawValue)")
+            throw APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)")
         }
         let (result, updated) = CheckOut.decide(visitor: record.visitor, at: call.now)
         if result == .checkedOut { try VisitorRecords.updateState(updated, db) }

@@ -1,0 +1,328 @@
+import CurlHTTP
+import Foundation
+import GatePassCore
+
+/// Anything that performs HTTP requests: libcurl in production, a fake in unit tests.
+public protocol HTTPTransport: Sendable {
+    func perform(_ request: CurlRequest) throws(TransportError) -> CurlResponse
+}
+
+extension CurlSession: HTTPTransport {}
+
+/// A typed client for every route of api.md.
+///
+/// Answers are decoded strictly into the domain's shapes; a decoding error names the field.
+/// Failures are sorted into `ClientError`'s taxonomy: offline, transient (5xx, timeout),
+/// unauthorized (401), permanent (other 4xx with the server's code), decoding.
+public struct APIClient: Sendable {
+    public let baseURL: String
+    let transport: any HTTPTransport
+
+    /// - Parameter baseURL: the server, e.g. `https://gate.example.com` (no trailing slash needed).
+    public init(baseURL: String, transport: any HTTPTransport) {
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        self.baseURL = base
+        self.transport = transport
+    }
+
+    // MARK: - Raw requests
+
+    /// Sends one request and sorts the outcome; 2xx answers are returned as they are.
+    public func send(_ method: String, _ path: String, token: String? = nil, body: [UInt8]? = nil,
+                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> CurlResponse {
+        try send(method, url: baseURL + path, token: token, body: body, idempotencyKey: idempotencyKey, headers: extra)
+    }
+
+    /// Like `send(_:_:…)`, with a full URL (outbox entries store theirs).
+    public func send(_ method: String, url: String, token: String? = nil, body: [UInt8]? = nil,
+                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> CurlResponse {
+        var headers: [(name: String, value: String)] = [("Accept", "application/json")]
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
+        headers += extra
+        let response: CurlResponse
+        do {
+            response = try transport.perform(CurlRequest(method: method, url: url, headers: headers, body: body))
+        } catch {
+            throw ClientError.from(error)
+        }
+        try Self.check(response)
+        return response
+    }
+
+    /// Throws the taxonomy's error for a non-2xx answer.
+    static func check(_ response: CurlResponse) throws(ClientError) {
+        guard !(200..<300).contains(response.status) else { return }
+        let detail = try? JSONDecoder().decode(APIErrorBody.self, from: Data(response.body)).error
+        let code = detail?.code ?? "HTTP_\(response.status)"
+        let message = detail?.message ?? "the server answered \(response.status)"
+        switch response.status {
+        case 401: throw .unauthorized(message)
+        case 500...: throw .transient(status: response.status, message: message)
+        case 400..<500: throw .permanent(status: response.status, code: code, message: message)
+        default: throw .transient(status: response.status, message: "unexpected status \(response.status)")
+        }
+    }
+
+    func request<T: Decodable>(_ type: T.Type, _ method: String, _ path: String, token: String?,
+                               json: (any Encodable)? = nil, idempotencyKey: String? = nil) throws(ClientError) -> T {
+        let body: [UInt8]? = json.map { Array(try! JSONEncoder().encode($0)) }
+        let response = try send(method, path, token: token, body: body, idempotencyKey: idempotencyKey)
+        return try Self.decode(T.self, from: response.body)
+    }
+
+    /// Strict decoding with an error that names the field (`items[3].shortId is missing`).
+    public static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(ClientError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(body))
+        } catch let error as DecodingError {
+            throw .decoding(describe(error))
+        } catch {
+            throw .decoding("the answer is not JSON")
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            let all = keys + (last.map { [$0] } ?? [])
+            guard !all.isEmpty else { return "the answer" }
+            var text = ""
+            for key in all {
+                if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+            }
+            return text
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath, key)) is missing"
+        case .typeMismatch(let type, let context): return "\(path(context.codingPath)) is not of type \(type)"
+        case .valueNotFound(let type, let context): return "\(path(context.codingPath)) is null, expected \(type)"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "the answer is not JSON" : "\(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default: return "the answer could not be read"
+        }
+    }
+
+    static func query(_ items: [(String, String?)]) -> String {
+        let present = items.compactMap { name, value in value.map { (name, $0) } }
+        guard !present.isEmpty else { return "" }
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+?#")
+        return "?" + present.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
+            .joined(separator: "&")
+    }
+
+    static func segment(_ value: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/?#")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
+    // MARK: - Auth
+
+    public func sendOTP(email: String) throws(ClientError) {
+        _ = try send("POST", "/api/auth/send-otp", body: Array(try! JSONEncoder().encode(["email": email])))
+    }
+
+    public func verifyOTP(email: String, otp: String) throws(ClientError) -> LoginAnswer {
+        try request(LoginAnswer.self, "POST", "/api/auth/verify-otp", token: nil, json: ["email": email, "otp": otp])
+    }
+
+    public func me(token: String) throws(ClientError) -> Profile {
+        try request(Profile.self, "GET", "/api/auth/me", token: token)
+    }
+
+    public func logout(token: String) throws(ClientError) {
+        _ = try send("POST", "/api/auth/logout", token: token, body: Array("{}".utf8))
+    }
+
+    public func adminMe(token: String) throws(ClientError) -> AdminProfile {
+        try request(AdminProfile.self, "GET", "/api/visitors/admin-me", token: token)
+    }
+
+    // MARK: - Visitors
+
+    public func visitors(token: String, status: VisitorStatus? = nil, search: String? = nil, limit: Int? = nil,
+                         cursor: String? = nil, organizationId: String? = nil) throws(ClientError) -> Page<Visitor> {
+        try request(Page<Visitor>.self, "GET", "/api/visitors" + Self.query([
+            ("status", status?.rawValue), ("q", search), ("limit", limit.map(String.init)), ("cursor", cursor),
+            ("organizationId", organizationId),
+        ]), token: token)
+    }
+
+    public struct NewVisitor: Encodable, Sendable {
+        public var name: String
+        public var email: String?
+        public var phone: String?
+        public var company: String?
+        public var purpose: String?
+        public var hostName: String?
+        public var approverId: String?
+        public var requiresApproval: Bool?
+        public var validFrom: Timestamp?
+        public var validUntil: Timestamp?
+
+        public init(name: String, email: String? = nil, phone: String? = nil, company: String? = nil, purpose: String? = nil,
+                    hostName: String? = nil, approverId: String? = nil, requiresApproval: Bool? = nil,
+                    validFrom: Timestamp? = nil, validUntil: Timestamp? = nil) {
+            self.name = name; self.email = email; self.phone = phone; self.company = company; self.purpose = purpose
+            self.hostName = hostName; self.approverId = approverId; self.requiresApproval = requiresApproval
+            self.validFrom = validFrom; self.validUntil = validUntil
+        }
+    }
+
+    public func createVisitor(token: String, _ visitor: NewVisitor, idempotencyKey: String? = nil) throws(ClientError) -> Visitor {
+        try request(Visitor.self, "POST", "/api/visitors", token: token, json: visitor, idempotencyKey: idempotencyKey)
+    }
+
+    public func visitor(token: String, id: String) throws(ClientError) -> Visitor {
+        try request(Visitor.self, "GET", "/api/visitors/\(Self.segment(id))", token: token)
+    }
+
+    public func cancelVisitor(token: String, id: String) throws(ClientError) -> Visitor {
+        try request(Visitor.self, "POST", "/api/visitors/\(Self.segment(id))/cancel", token: token, json: [String: String]())
+    }
+
+    public func passSVG(token: String, id: String) throws(ClientError) -> String {
+        let response = try send("GET", "/api/visitors/\(Self.segment(id))/pass.svg", token: token)
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    /// The path that approves or rejects for `role`: approvers use their own routes,
+    /// owners and admins the `-scan` routes.
+    public static func decisionPath(_ decision: ApprovalDecision, visitorId: String, role: Role) -> String {
+        let id = segment(visitorId)
+        if role == .approver { return "/api/approver/visitors/\(id)/\(decision.rawValue)" }
+        return "/api/visitors/\(id)/\(decision.rawValue)-scan"
+    }
+
+    // MARK: - Approver
+
+    public func approverMe(token: String) throws(ClientError) -> Profile {
+        try request(Profile.self, "GET", "/api/approver/me", token: token)
+    }
+
+    public func approvalQueue(token: String, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<Visitor> {
+        try request(Page<Visitor>.self, "GET", "/api/approver/visitors" + Self.query([
+            ("status", VisitorStatus.awaitingApproval.rawValue), ("limit", limit.map(String.init)), ("cursor", cursor),
+        ]), token: token)
+    }
+
+    public func approverVisitor(token: String, id: String) throws(ClientError) -> VisitorWithContext {
+        try request(VisitorWithContext.self, "GET", "/api/approver/visitors/\(Self.segment(id))", token: token)
+    }
+
+    /// Registers this device's push token on the role's route (PLATFORM_ADMIN has none: nil).
+    public static func devicePath(role: Role, register: Bool) -> String? {
+        let action = register ? "register" : "unregister"
+        switch role {
+        case .owner, .admin: return "/api/visitors/devices/\(action)"
+        case .approver: return "/api/approver/devices/\(action)"
+        case .platformAdmin: return nil
+        }
+    }
+
+    public func registerDevice(token: String, role: Role, deviceToken: String, platform: String) throws(ClientError) -> Device? {
+        guard let path = Self.devicePath(role: role, register: true) else { return nil }
+        return try request(Device.self, "POST", path, token: token, json: ["token": deviceToken, "platform": platform])
+    }
+
+    public func unregisterDevice(token: String, role: Role, deviceToken: String) throws(ClientError) {
+        guard let path = Self.devicePath(role: role, register: false) else { return }
+        _ = try send("POST", path, token: token, body: Array(try! JSONEncoder().encode(["token": deviceToken])))
+    }
+
+    // MARK: - Scanner
+
+    public func scannerToken(token: String, checkpointId: String? = nil) throws(ClientError) -> ScannerTokenAnswer {
+        var body: [String: String] = [:]
+        if let checkpointId { body["checkpointId"] = checkpointId }
+        return try request(ScannerTokenAnswer.self, "POST", "/api/visitor-scanner/token", token: token, json: body)
+    }
+
+    public func stats(token: String, checkpointId: String? = nil) throws(ClientError) -> ScanStats {
+        try request(ScanStats.self, "GET", "/api/visitor-scanner/stats" + Self.query([("checkpointId", checkpointId)]), token: token)
+    }
+
+    public struct HistoryFilter: Sendable {
+        public var from: Date?
+        public var to: Date?
+        public var result: ScanResult?
+        public var checkpointId: String?
+        public init(from: Date? = nil, to: Date? = nil, result: ScanResult? = nil, checkpointId: String? = nil) {
+            self.from = from; self.to = to; self.result = result; self.checkpointId = checkpointId
+        }
+        var queryItems: [(String, String?)] {
+            [("from", from.map { Timestamp($0).description }), ("to", to.map { Timestamp($0).description }),
+             ("result", result?.rawValue), ("checkpointId", checkpointId)]
+        }
+    }
+
+    public func scanHistory(token: String, filter: HistoryFilter = HistoryFilter(), limit: Int? = nil,
+                            cursor: String? = nil) throws(ClientError) -> Page<Scan> {
+        try request(Page<Scan>.self, "GET", "/api/visitor-scanner/scan-history"
+                    + Self.query(filter.queryItems + [("limit", limit.map(String.init)), ("cursor", cursor)]), token: token)
+    }
+
+    public func scanHistoryCSV(token: String, filter: HistoryFilter = HistoryFilter()) throws(ClientError) -> String {
+        let response = try send("GET", "/api/admin/scan-history.csv" + Self.query(filter.queryItems), token: token)
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    public func checkIn(scannerToken: String, code: String, confirmApprovalRequest: Bool = false,
+                        idempotencyKey: String? = nil) throws(ClientError) -> CheckInAnswer {
+        try request(CheckInAnswer.self, "POST", "/api/visitor-scanner/checkin", token: scannerToken,
+                    json: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
+                    idempotencyKey: idempotencyKey)
+    }
+
+    public func checkOut(scannerToken: String, code: String, idempotencyKey: String? = nil) throws(ClientError) -> CheckOutAnswer {
+        try request(CheckOutAnswer.self, "POST", "/api/visitor-scanner/checkout", token: scannerToken,
+                    json: ["shortId": code], idempotencyKey: idempotencyKey)
+    }
+
+    public func lookup(scannerToken: String, query: String) throws(ClientError) -> Page<Visitor> {
+        try request(Page<Visitor>.self, "GET", "/api/visitor-scanner/lookup/\(Self.segment(query))", token: scannerToken)
+    }
+
+    public func onSite(scannerToken: String, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<Visitor> {
+        try request(Page<Visitor>.self, "GET", "/api/visitor-scanner/on-site"
+                    + Self.query([("limit", limit.map(String.init)), ("cursor", cursor)]), token: scannerToken)
+    }
+
+    public func expected(scannerToken: String, since: String? = nil) throws(ClientError) -> ExpectedPasses {
+        try request(ExpectedPasses.self, "GET", "/api/visitor-scanner/expected" + Self.query([("since", since)]),
+                    token: scannerToken)
+    }
+
+    public func checkpoints(token: String) throws(ClientError) -> Page<Checkpoint> {
+        try request(Page<Checkpoint>.self, "GET", "/api/checkpoints", token: token)
+    }
+
+    public func createCheckpoint(token: String, name: String) throws(ClientError) -> Checkpoint {
+        try request(Checkpoint.self, "POST", "/api/checkpoints", token: token, json: ["name": name])
+    }
+
+    // MARK: - Operations
+
+    /// Whether the server answers its health check.
+    public func isHealthy() -> Bool {
+        (try? send("GET", "/api/healthz")) != nil
+    }
+}
+
+/// The body of a check-in, as the kiosk and the outbox send it.
+public struct CheckInBody: Codable, Sendable, Equatable {
+    public var shortId: String
+    public var confirmApprovalRequest: Bool
+    public var offline: Bool?
+    public var scannedAt: Timestamp?
+
+    public init(shortId: String, confirmApprovalRequest: Bool, offline: Bool? = nil, scannedAt: Timestamp? = nil) {
+        self.shortId = shortId
+        self.confirmApprovalRequest = confirmApprovalRequest
+        self.offline = offline
+        self.scannedAt = scannedAt
+    }
+}

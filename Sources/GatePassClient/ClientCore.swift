@@ -1,0 +1,293 @@
+import CurlHTTP
+import Foundation
+import GatePassCore
+
+/// The client core shared by the console, the kiosk and the scriptable commands: session,
+/// offline cache, outbox and push-token registry over one state folder.
+public final class ClientCore: Sendable {
+    public let store: ClientStore
+    public let directory: StateDirectory
+    let transport: any HTTPTransport
+    let clock: any Clock
+    /// `console` or `kiosk`: how this device registers its push token.
+    public let platform: String
+    public let drainer: OutboxDrainer
+
+    public convenience init(directory: StateDirectory, transport: any HTTPTransport, clock: any Clock = SystemClock(),
+                            platform: String = "console", backoff: Backoff = Backoff()) throws(ClientError) {
+        self.init(store: try ClientStore(directory: directory), directory: directory, transport: transport, clock: clock,
+                  platform: platform, backoff: backoff)
+    }
+
+    /// - Parameter store: the state file of `directory`, already open.
+    public init(store: ClientStore, directory: StateDirectory, transport: any HTTPTransport, clock: any Clock = SystemClock(),
+                platform: String = "console", backoff: Backoff = Backoff()) {
+        precondition(Device.platforms.contains(platform), "unknown platform \(platform)")
+        self.directory = directory
+        self.store = store
+        self.transport = transport
+        self.clock = clock
+        self.platform = platform
+        drainer = OutboxDrainer(store: store, transport: transport, clock: clock, backoff: backoff, directory: directory)
+    }
+
+    public func session() throws(ClientError) -> Session? { try store.session() }
+
+    func requireSession() throws(ClientError) -> Session {
+        guard let session = try store.session() else {
+            throw .local("no one is logged in on this device; run: gatepass login --email YOU@EXAMPLE.COM")
+        }
+        return session
+    }
+
+    func api(_ server: String) -> APIClient { APIClient(baseURL: server, transport: transport) }
+
+    // MARK: - Login and logout
+
+    /// What happens to local data if `email` logs in to `server`.
+    public struct IdentityCheck: Sendable {
+        /// True when the previous identity differs (different server, or a different email).
+        public var changesIdentity: Bool
+        public var previous: Scope?
+        /// Queued and dead-lettered entries that a change of identity would delete.
+        public var entriesAtRisk: Int
+    }
+
+    public func identityCheck(server: String, email: String) throws(ClientError) -> IdentityCheck {
+        let previous = try store.scope()
+        let changes = previous.map { $0.server != normalized(server) || $0.email != email.lowercased() } ?? false
+        let atRisk = changes ? try store.outboxCount() + store.deadLetters().count : 0
+        return IdentityCheck(changesIdentity: changes, previous: previous, entriesAtRisk: atRisk)
+    }
+
+    func normalized(_ server: String) -> String {
+        var base = server
+        while base.hasSuffix("/") { base.removeLast() }
+        return base
+    }
+
+    public func sendCode(server: String, email: String) throws(ClientError) {
+        try api(normalized(server)).sendOTP(email: email)
+    }
+
+    /// The result of a login.
+    public struct LoginOutcome: Sendable {
+        public var session: Session
+        /// Entries deleted because a different identity signed in.
+        public var purgedEntries: Int
+        public var device: Device?
+        /// Why the device could not be registered (the login still counts).
+        public var deviceProblem: String?
+    }
+
+    /// Verifies the code, scopes local data to (server, user), obtains a scanner token when
+    /// the user may scan, and registers this device's push token.
+    /// - Parameter allowPurge: whether queued entries of another identity may be deleted.
+    public func login(server rawServer: String, email: String, otp: String, allowPurge: Bool) throws(ClientError) -> LoginOutcome {
+        let server = normalized(rawServer)
+        let check = try identityCheck(server: server, email: email)
+        if check.changesIdentity && check.entriesAtRisk > 0 && !allowPurge {
+            throw .local("\(check.entriesAtRisk) queued or dead-lettered entries of \(check.previous?.email ?? "the previous user") on \(check.previous?.server ?? "the previous server") would be deleted; use --force to log in anyway")
+        }
+        let client = api(server)
+        let answer = try client.verifyOTP(email: email, otp: otp)
+        var purged = 0
+        let previous = try store.scope()
+        let newScope = Scope(server: server, userId: answer.profile.id, email: answer.profile.email)
+        if let previous, previous.server != newScope.server || previous.userId != newScope.userId {
+            purged = try store.outboxCount() + store.deadLetters().count
+            try store.purgeIdentityData()
+            try store.setMeta(ClientStore.deviceRegistrationKey, nil)
+        }
+        var session = Session(server: server, token: answer.token, expiresAt: answer.expiresAt, user: answer.profile, scanner: nil)
+        if answer.profile.principalKind.mayScan {
+            // Best effort: without it check-ins still queue, and the drain makes one later.
+            session.scanner = try? client.scannerToken(token: answer.token)
+        }
+        try store.saveSession(session)
+        try store.saveScope(newScope)
+        try store.setDrainPaused(nil)
+        var device: Device?
+        var deviceProblem: String?
+        do throws(ClientError) {
+            device = try client.registerDevice(token: answer.token, role: answer.role, deviceToken: try store.deviceToken(),
+                                               platform: platform)
+            try store.setMeta(ClientStore.deviceRegistrationKey, device.map { _ in "\(server) \(answer.profile.id)" })
+        } catch {
+            deviceProblem = error.description
+        }
+        return LoginOutcome(session: session, purgedEntries: purged, device: device, deviceProblem: deviceProblem)
+    }
+
+    /// Unregisters the push token while the token still works, then ends the session on
+    /// the server and drops it here. Local data stays (the same user may come back).
+    /// - Returns: problems met on the way; the local session is dropped regardless.
+    @discardableResult
+    public func logout() throws(ClientError) -> [String] {
+        let session = try requireSession()
+        let client = api(session.server)
+        var problems: [String] = []
+        do throws(ClientError) {
+            try client.unregisterDevice(token: session.token, role: session.user.role, deviceToken: try store.deviceToken())
+            try store.setMeta(ClientStore.deviceRegistrationKey, nil)
+        } catch {
+            problems.append("push token not unregistered: \(error)")
+        }
+        do throws(ClientError) {
+            try client.logout(token: session.token)
+        } catch {
+            if case .unauthorized = error {} else { problems.append("server session not ended: \(error)") }
+        }
+        try store.saveSession(nil)
+        return problems
+    }
+
+    // MARK: - Reads with an offline fallback
+
+    /// A value read from the server, or from the cache when the server cannot be reached.
+    public struct Read<Value: Sendable>: Sendable {
+        public var value: Value
+        /// When the value was fetched from the server.
+        public var updatedAt: Date
+        /// True when the server could not be reached and the cache answered.
+        public var fromCache: Bool
+    }
+
+    /// Fetches with `fetch`; stores the answer in the cache under `key`; on offline or
+    /// transient failures answers from the cache when it can.
+    func read<Value: Codable & Sendable>(_ key: String, _ fetch: (APIClient, Session) throws(ClientError) -> Value) throws(ClientError) -> Read<Value> {
+        let session = try requireSession()
+        do {
+            let value = try fetch(api(session.server), session)
+            try? store.cache(key, value: Array(try! JSONEncoder().encode(value)), at: clock.now())
+            return Read(value: value, updatedAt: clock.now(), fromCache: false)
+        } catch {
+            guard error.isRetryable, let cached = try store.cached(key),
+                  let value = try? JSONDecoder().decode(Value.self, from: Data(cached.value))
+            else { throw error }
+            return Read(value: value, updatedAt: cached.updatedAt, fromCache: true)
+        }
+    }
+
+    public func whoami() throws(ClientError) -> Read<Profile> {
+        try read("profile") { api, session throws(ClientError) in try api.me(token: session.token) }
+    }
+
+    public func approvals(limit: Int = 500) throws(ClientError) -> Read<Page<Visitor>> {
+        try read("approvals") { api, session throws(ClientError) in
+            session.user.role == .approver
+                ? try api.approvalQueue(token: session.token, limit: limit)
+                : try api.visitors(token: session.token, status: .awaitingApproval, limit: limit)
+        }
+    }
+
+    /// Stats with the login token for OWNER/ADMIN, else with the scanner token.
+    public func stats() throws(ClientError) -> Read<ScanStats> {
+        try read("stats") { api, session throws(ClientError) in
+            if session.user.role.managesOrganization { return try api.stats(token: session.token) }
+            guard let scanner = session.scanner else { throw .permanent(status: 403, code: "FORBIDDEN", message: "this user may not see gate stats") }
+            return try api.stats(token: scanner.scannerToken)
+        }
+    }
+
+    public func history(limit: Int = 50, filter: APIClient.HistoryFilter = .init()) throws(ClientError) -> Read<Page<Scan>> {
+        try read("history") { api, session throws(ClientError) in
+            try api.scanHistory(token: session.user.role.managesOrganization || session.user.role == .platformAdmin
+                                ? session.token : session.scanner?.scannerToken ?? session.token,
+                                filter: filter, limit: limit)
+        }
+    }
+
+    public func historyCSV(filter: APIClient.HistoryFilter = .init()) throws(ClientError) -> String {
+        let session = try requireSession()
+        return try api(session.server).scanHistoryCSV(token: session.token, filter: filter)
+    }
+
+    public func lookup(_ query: String) throws(ClientError) -> Page<Visitor> {
+        let session = try requireSession()
+        guard let scanner = session.scanner else {
+            throw .local("this user has no scanner token: only users who may scan can look visitors up")
+        }
+        return try api(session.server).lookup(scannerToken: scanner.scannerToken, query: query)
+    }
+
+    // MARK: - Mutations through the outbox
+
+    /// The outcome of a mutation: applied now, queued for later, or refused by the server.
+    public enum MutationOutcome: Sendable {
+        case applied(CurlResponse)
+        case queued(OutboxEntry, reason: ClientError)
+        case refused(status: Int, code: String, message: String)
+        /// The server no longer accepts this session; the entry stays queued until a new login.
+        case needsLogin(OutboxEntry, message: String)
+    }
+
+    /// Writes the mutation to the outbox (durably), then tries it once at once.
+    /// A refusal (4xx) is answered to the person who is there, so that entry does not go to
+    /// the dead letters; a failure to reach the server leaves it queued.
+    func mutate(kind: String, method: String, path: String, body: some Encodable, credential: OutboxEntry.Credential,
+                scannedAt: Date? = nil) throws(ClientError) -> MutationOutcome {
+        let session = try requireSession()
+        let text = String(decoding: try! JSONEncoder().encode(body), as: UTF8.self)
+        let entry = try store.enqueue(kind: kind, method: method, url: session.server + path, body: text,
+                                      credential: credential, scannedAt: scannedAt, now: clock.now())
+        if try store.isDrainPaused() {
+            return .needsLogin(entry, message: try store.drainPauseReason() ?? "log in again")
+        }
+        let attempt = drainer.send(entry, replay: false)
+        var report = DrainReport()
+        switch attempt {
+        case .applied(let response):
+            try store.completeEntry(id: entry.id)
+            return .applied(response)
+        case .refused(let status, let code, let message):
+            try store.completeEntry(id: entry.id)
+            return .refused(status: status, code: code, message: message)
+        case .unauthorized(let message):
+            try drainer.record(attempt, for: entry, into: &report)
+            return .needsLogin(entry, message: message)
+        case .retryable(let error):
+            try drainer.record(attempt, for: entry, into: &report)
+            return .queued(report.deferred.first ?? entry, reason: error)
+        }
+    }
+
+    public func checkIn(code: String, confirmApprovalRequest: Bool) throws(ClientError) -> MutationOutcome {
+        try mutate(kind: "checkin", method: "POST", path: "/api/visitor-scanner/checkin",
+                   body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
+                   credential: .scanner, scannedAt: clock.now())
+    }
+
+    public func checkOut(code: String) throws(ClientError) -> MutationOutcome {
+        try mutate(kind: "checkout", method: "POST", path: "/api/visitor-scanner/checkout", body: ["shortId": code],
+                   credential: .scanner)
+    }
+
+    public func decide(_ decision: ApprovalDecision, visitorId: String, note: String?) throws(ClientError) -> MutationOutcome {
+        let session = try requireSession()
+        var body: [String: String] = [:]
+        if let note { body["note"] = note }
+        return try mutate(kind: decision.rawValue, method: "POST",
+                          path: APIClient.decisionPath(decision, visitorId: visitorId, role: session.user.role),
+                          body: body, credential: .login)
+    }
+
+    public struct WalkIn: Codable, Sendable {
+        public var name: String
+        public var phone: String?
+        public var email: String?
+        public var company: String?
+        public var purpose: String?
+        public var hostName: String?
+        public init(name: String, phone: String? = nil, email: String? = nil, company: String? = nil,
+                    purpose: String? = nil, hostName: String? = nil) {
+            self.name = name; self.phone = phone; self.email = email; self.company = company
+            self.purpose = purpose; self.hostName = hostName
+        }
+    }
+
+    public func walkIn(_ walkIn: WalkIn) throws(ClientError) -> MutationOutcome {
+        try mutate(kind: "walk-in", method: "POST", path: "/api/visitor-scanner/walk-in-arrived", body: walkIn,
+                   credential: .scanner)
+    }
+}
