@@ -22,6 +22,12 @@ public struct CurlResponse: Sendable {
     /// Header names in lower case; a repeated header keeps its last value.
     public var headers: [String: String]
     public var body: [UInt8]
+
+    public init(status: Int, headers: [String: String], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 }
 
 /// Why a request got no HTTP answer at all. The raw libcurl code is kept for logs.

@@ -68,7 +68,7 @@ public struct APIClient: Sendable {
 
     func request<T: Decodable>(_ type: T.Type, _ method: String, _ path: String, token: String?,
                                json: (any Encodable)? = nil, idempotencyKey: String? = nil) throws(ClientError) -> T {
-        let body: [UInt8]? = json.map { Array(try! JSONEncoder().encode($0)) }
+        let body: [UInt8]? = json.map { CanonicalJSON.encode($0) }
         let response = try send(method, path, token: token, body: body, idempotencyKey: idempotencyKey)
         return try Self.decode(T.self, from: response.body)
     }
@@ -122,7 +122,7 @@ public struct APIClient: Sendable {
     // MARK: - Auth
 
     public func sendOTP(email: String) throws(ClientError) {
-        _ = try send("POST", "/api/auth/send-otp", body: Array(try! JSONEncoder().encode(["email": email])))
+        _ = try send("POST", "/api/auth/send-otp", body: CanonicalJSON.encode(["email": email]))
     }
 
     public func verifyOTP(email: String, otp: String) throws(ClientError) -> LoginAnswer {
@@ -230,7 +230,7 @@ public struct APIClient: Sendable {
 
     public func unregisterDevice(token: String, role: Role, deviceToken: String) throws(ClientError) {
         guard let path = Self.devicePath(role: role, register: false) else { return }
-        _ = try send("POST", path, token: token, body: Array(try! JSONEncoder().encode(["token": deviceToken])))
+        _ = try send("POST", path, token: token, body: CanonicalJSON.encode(["token": deviceToken]))
     }
 
     // MARK: - Scanner

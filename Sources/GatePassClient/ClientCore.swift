@@ -159,7 +159,7 @@ public final class ClientCore: Sendable {
         let session = try requireSession()
         do {
             let value = try fetch(api(session.server), session)
-            try? store.cache(key, value: Array(try! JSONEncoder().encode(value)), at: clock.now())
+            try? store.cache(key, value: CanonicalJSON.encode(value), at: clock.now())
             return Read(value: value, updatedAt: clock.now(), fromCache: false)
         } catch {
             guard error.isRetryable, let cached = try store.cached(key),
@@ -228,7 +228,7 @@ public final class ClientCore: Sendable {
     func mutate(kind: String, method: String, path: String, body: some Encodable, credential: OutboxEntry.Credential,
                 scannedAt: Date? = nil) throws(ClientError) -> MutationOutcome {
         let session = try requireSession()
-        let text = String(decoding: try! JSONEncoder().encode(body), as: UTF8.self)
+        let text = CanonicalJSON.string(body)
         let entry = try store.enqueue(kind: kind, method: method, url: session.server + path, body: text,
                                       credential: credential, scannedAt: scannedAt, now: clock.now())
         if try store.isDrainPaused() {

@@ -112,9 +112,12 @@ extension ClientStore {
 
     public func deadLetters() throws(ClientError) -> [DeadLetter] {
         try withConnection {
-            try $0.query("SELECT \(Self.outboxColumns), status, error_code, error_message, dead_at FROM dead_letters ORDER BY id",
-                         []) { row in
-                // The dead-letter table has no next_attempt_at: column 9 is reused below.
+            // A dead letter has no next attempt: its `nextAttemptAt` reads as the time it died.
+            try $0.query("""
+                SELECT id, kind, method, url, body, created_at, attempts, last_error, idempotency_key, dead_at, scanned_at,
+                       credential, status, error_code, error_message, dead_at
+                FROM dead_letters ORDER BY id
+                """, []) { row in
                 DeadLetter(entry: OutboxEntry(id: row.int64(0), kind: row.string(1), method: row.string(2), url: row.string(3),
                                               body: row.isNull(4) ? nil : String(decoding: row.blob(4), as: UTF8.self),
                                               createdAt: Date(millisecondsSince1970: row.int64(5)), attempts: row.int(6),

@@ -114,7 +114,7 @@ public final class OutboxDrainer: Sendable {
         else { return Array(text.utf8) }
         checkIn.offline = true
         checkIn.scannedAt = entry.scannedAt.map(Timestamp.init)
-        return Array(try! JSONEncoder().encode(checkIn))
+        return CanonicalJSON.encode(checkIn)
     }
 
     /// Records the outcome of an attempt in the outbox.

@@ -41,7 +41,7 @@ extension ClientStore {
     }
 
     func encodeMeta<T: Encodable>(_ value: T?, _ key: String) throws(ClientError) {
-        try setMeta(key, value.map { String(decoding: try! JSONEncoder().encode($0), as: UTF8.self) })
+        try setMeta(key, value.map { CanonicalJSON.string($0) })
     }
 
     public func session() throws(ClientError) -> Session? { try decodeMeta(Session.self, Self.sessionKey) }

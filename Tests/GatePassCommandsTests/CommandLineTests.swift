@@ -8,8 +8,14 @@ import Testing
 /// Records what a command printed.
 final class RecordingTerminal: Terminal {
     private let lines = Mutex<(out: [String], err: [String])>(([], []))
+    private let input: Mutex<[String]>
+    init(input: [String] = []) { self.input = Mutex(input) }
     func out(_ text: String) { lines.withLock { $0.out.append(text) } }
     func err(_ text: String) { lines.withLock { $0.err.append(text) } }
+    func readLine(prompt: String) -> String? {
+        err(prompt)
+        return input.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+    }
     var stdout: String { lines.withLock { $0.out.joined(separator: "\n") } }
     var stderr: String { lines.withLock { $0.err.joined(separator: "\n") } }
 }

@@ -1,0 +1,173 @@
+import CurlHTTP
+import Foundation
+import GatePassCore
+import HTTPServer
+import LoopbackHTTP
+import Synchronization
+import Testing
+@testable import GatePassClient
+@testable import GatePassServer
+
+/// Collects server log lines (and keeps them out of the test output).
+final class QuietLog: LogSink {
+    private let lines = Mutex<[String]>([])
+    func log(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+/// A real server on a fixed loopback port that a test can stop and start again (same
+/// database, same port), plus a client core over a private state folder.
+final class ClientWorld: @unchecked Sendable {
+    let directory: String
+    let database: String
+    private(set) var server: GatePassServer?
+    private(set) var port: UInt16 = 0
+    let log = QuietLog()
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-client-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        database = directory + "/server.db"
+        try start()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func start() throws {
+        var configuration = ServerConfiguration()
+        configuration.database = database
+        configuration.port = Int(port)
+        configuration.threads = 4
+        configuration.sqliteSynchronous = "NORMAL"
+        // Tests log in many times per email; the resend throttle is tested on the server side.
+        configuration.otpResendIntervalSeconds = 0
+        configuration.otpSendsPerHour = 1000
+        let server = try GatePassServer(configuration: configuration, devMode: true, logSink: log)
+        self.server = server
+        port = server.port
+    }
+
+    func stop() {
+        server?.stop(grace: .seconds(2))
+        server = nil
+    }
+
+    var stateDirectory: StateDirectory { StateDirectory(path: directory + "/state") }
+
+    func core(timeout: Duration = .seconds(5), transport: (any HTTPTransport)? = nil,
+              directory: StateDirectory? = nil) throws -> ClientCore {
+        try ClientCore(directory: directory ?? stateDirectory,
+                       transport: transport ?? CurlSession(options: .init(connectTimeout: .seconds(2), requestTimeout: timeout)))
+    }
+
+    @discardableResult
+    func addUser(_ email: String, role: Role, canScan: Bool = false, organization: String = "Acme") throws -> Profile {
+        try Administration.addUser(store: server!.store, email: email, name: "User \(email)", role: role,
+                                   organization: organization, canScan: canScan, now: Date())
+    }
+
+    /// The dev code for `email`, after asking the server to send one.
+    func code(for email: String) throws -> String {
+        let client = LoopbackHTTPClient(port: port)
+        _ = try client.send("POST", "/api/auth/send-otp", json: ["email": email])
+        guard let otp = try client.get("/api/auth/dev-peek-otp?email=\(email)").json?["otp"] as? String else {
+            throw ClientTestFailure("no dev code for \(email)")
+        }
+        return otp
+    }
+
+    /// Logs `core` in through the real client path.
+    @discardableResult
+    func login(_ core: ClientCore, _ email: String, allowPurge: Bool = false) throws -> ClientCore.LoginOutcome {
+        try core.login(server: baseURL, email: email, otp: try code(for: email), allowPurge: allowPurge)
+    }
+
+    /// A raw login token for test setup (creating visitors and reading history).
+    func token(_ email: String) throws -> String {
+        let answer = try LoopbackHTTPClient(port: port).send("POST", "/api/auth/verify-otp",
+                                                            json: ["email": email, "otp": try code(for: email)])
+        guard let token = answer.json?["token"] as? String else { throw ClientTestFailure("login failed: \(answer.text)") }
+        return token
+    }
+
+    func createVisitor(_ token: String, name: String = "Ana Pop") throws -> (id: String, shortId: String) {
+        let answer = try LoopbackHTTPClient(port: port).send("POST", "/api/visitors", token: token, json: ["name": name])
+        guard let id = answer.json?["id"] as? String, let shortId = answer.json?["shortId"] as? String else {
+            throw ClientTestFailure("create failed: \(answer.text)")
+        }
+        return (id, shortId)
+    }
+
+    /// Every scan the server recorded, oldest first.
+    func scans(_ token: String) throws -> [[String: Any]] {
+        var all: [[String: Any]] = []
+        var cursor: String?
+        repeat {
+            let path = "/api/visitor-scanner/scan-history?limit=500" + (cursor.map { "&cursor=\($0)" } ?? "")
+            let page = try LoopbackHTTPClient(port: port).get(path, token: token).json
+            all += (page?["items"] as? [[String: Any]]) ?? []
+            cursor = page?["nextCursor"] as? String
+        } while cursor != nil
+        return all.reversed()
+    }
+}
+
+struct ClientTestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A proxy in front of the real server that can fail on purpose: answer 503, or hold a
+/// request longer than the client's timeout.
+final class FaultProxy: HTTPResponder, @unchecked Sendable {
+    enum Mode: Sendable { case pass, serviceUnavailable, delay(TimeInterval) }
+    private let mode = Mutex<Mode>(.pass)
+    private let forwarded = Atomic<Int>(0)
+    let target: UInt16
+    private var server: HTTPServer?
+
+    init(target: UInt16) throws {
+        self.target = target
+    }
+
+    func start() throws -> UInt16 {
+        let server = HTTPServer(configuration: .init(port: 0, threads: 2), responder: self)
+        self.server = server
+        return try server.start()
+    }
+
+    func stop() { server?.stop(grace: .seconds(1)) }
+    func set(_ newMode: Mode) { mode.withLock { $0 = newMode } }
+    var requestsSeen: Int { forwarded.load(ordering: .relaxed) }
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        forwarded.add(1, ordering: .relaxed)
+        switch mode.withLock({ $0 }) {
+        case .serviceUnavailable:
+            return HTTPResponse(status: 503, headers: [("Content-Type", "application/json")],
+                                body: Array(#"{"error":{"code":"INTERNAL","message":"injected failure"}}"#.utf8))
+        case .delay(let seconds):
+            Thread.sleep(forTimeInterval: seconds)
+        case .pass:
+            break
+        }
+        var headers = request.headers.filter { ["authorization", "content-type", "idempotency-key", "accept"].contains($0.key) }
+        headers["Connection"] = "close"
+        let query = request.query.isEmpty ? "" : "?" + request.query.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        do {
+            let answer = try LoopbackHTTPClient(port: target).send(request.method, request.path + query, headers: headers,
+                                                                   body: request.method == "POST" ? request.body : nil)
+            return HTTPResponse(status: answer.status,
+                                headers: answer.headers.filter { $0.key != "content-length" && $0.key != "connection" }
+                                    .map { (name: $0.key, value: $0.value) },
+                                body: answer.body)
+        } catch {
+            return HTTPResponse(status: 502, body: Array("proxy: \(error)".utf8))
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import CurlHTTP
+import Foundation
+import GatePassCore
+import LoopbackHTTP
+import Testing
+@testable import GatePassClient
+@testable import GatePassServer
+
+@Suite(.serialized) struct SessionTests {
+    @Test func stateFilesArePrivate() throws {
+        let world = try ClientWorld()
+        try world.addUser("guard@acme.test", role: .admin)
+        let core = try world.core()
+        try world.login(core, "guard@acme.test")
+        let folder = try FileManager.default.attributesOfItem(atPath: world.stateDirectory.path)
+        #expect((folder[.posixPermissions] as? Int) == 0o700)
+        for file in try FileManager.default.contentsOfDirectory(atPath: world.stateDirectory.path) {
+            let attributes = try FileManager.default.attributesOfItem(atPath: world.stateDirectory.path + "/" + file)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file) must be 0600")
+        }
+    }
+
+    @Test func differentUserPurgesSameUserKeeps() throws {
+        let world = try ClientWorld()
+        try world.addUser("a@acme.test", role: .admin)
+        try world.addUser("b@acme.test", role: .admin)
+        let core = try world.core()
+        try world.login(core, "a@acme.test")
+        _ = try core.stats()
+        world.stop()
+        _ = try core.checkIn(code: "AAAAAAAA", confirmApprovalRequest: false)
+        #expect(try core.store.outboxCount() == 1)
+        try world.start()
+
+        // The same user again: everything stays.
+        try world.login(core, "a@acme.test")
+        #expect(try core.store.outboxCount() == 1)
+        #expect(try core.store.cached("stats") != nil)
+
+        // Another user: refused while entries would be lost, unless allowed.
+        let check = try core.identityCheck(server: world.baseURL, email: "b@acme.test")
+        #expect(check.changesIdentity)
+        #expect(check.entriesAtRisk == 1)
+        #expect(throws: ClientError.self) { try world.login(core, "b@acme.test") }
+        #expect(try core.store.outboxCount() == 1)
+        let outcome = try world.login(core, "b@acme.test", allowPurge: true)
+        #expect(outcome.purgedEntries == 1)
+        #expect(try core.store.outboxCount() == 0)
+        #expect(try core.store.cached("stats") == nil)
+    }
+
+    @Test func deviceTokenIsMadeOnceRegisteredAtLoginAndUnregisteredAtLogout() throws {
+        let world = try ClientWorld()
+        let admin = try world.addUser("a@acme.test", role: .admin)
+        let core = try world.core()
+        let token = try core.store.deviceToken()
+        #expect(token == (try core.store.deviceToken()))
+        #expect(token.count > 40)
+        #expect(token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        let outcome = try world.login(core, "a@acme.test")
+        #expect(outcome.device?.token == token)
+        #expect(outcome.device?.platform == "console")
+        #expect(outcome.device?.userId == admin.id)
+        let registered = try world.server!.store.read { db in
+            try db.scalarInt("SELECT COUNT(*) FROM devices WHERE token = ? AND user_id = ?", [token, admin.id])
+        }
+        #expect(registered == 1)
+        let problems = try core.logout()
+        #expect(problems.isEmpty)
+        let after = try world.server!.store.read { db in try db.scalarInt("SELECT COUNT(*) FROM devices WHERE token = ?", [token]) }
+        #expect(after == 0)
+        #expect(try core.session() == nil)
+        // The token survives logout: the same device keeps its identity.
+        #expect(try core.store.deviceToken() == token)
+    }
+
+    @Test func readsFallBackToTheCacheWhenOffline() throws {
+        let world = try ClientWorld()
+        try world.addUser("a@acme.test", role: .admin)
+        let core = try world.core()
+        try world.login(core, "a@acme.test")
+        let online = try core.stats()
+        #expect(online.fromCache == false)
+        world.stop()
+        let offline = try core.stats()
+        #expect(offline.fromCache)
+        #expect(offline.value == online.value)
+        #expect(throws: ClientError.self) { try core.approvals() } // never cached: the error surfaces
+    }
+
+    @Test func decodingErrorsNameTheField() throws {
+        let body = Array(#"{"items":[{"id":"x"}],"nextCursor":null}"#.utf8)
+        #expect(throws: ClientError.decoding("items[0].shortId is missing")) {
+            try APIClient.decode(Page<Visitor>.self, from: body)
+        }
+        let wrongType = Array(#"{"checkedInToday":"three","checkedOutToday":0,"awaitingApproval":0,"expectedToday":0,"onSite":0}"#.utf8)
+        #expect(throws: ClientError.decoding("checkedInToday is not of type Int")) {
+            try APIClient.decode(ScanStats.self, from: wrongType)
+        }
+        #expect(throws: ClientError.decoding("the answer is not JSON")) { try APIClient.decode(ScanStats.self, from: Array("<html>".utf8)) }
+    }
+
+    @Test func errorTaxonomy() throws {
+        func check(_ status: Int, _ body: String) -> ClientError? {
+            do throws(ClientError) { try APIClient.check(CurlResponse(status: status, headers: [:], body: Array(body.utf8))); return nil } catch { return error }
+        }
+        #expect(check(200, "{}") == nil)
+        #expect(check(401, #"{"error":{"code":"UNAUTHORIZED","message":"gone"}}"#) == .unauthorized("gone"))
+        #expect(check(404, #"{"error":{"code":"NOT_FOUND","message":"no"}}"#) == .permanent(status: 404, code: "NOT_FOUND", message: "no"))
+        #expect(check(503, "oops") == .transient(status: 503, message: "the server answered 503"))
+        #expect(ClientError.from(.cannotConnect(url: "u", detail: "refused")) == .offline("refused"))
+        #expect(ClientError.from(.timedOut(url: "u")).isRetryable)
+        #expect(ClientError.from(.tls(url: "u", detail: "bad cert")).isRetryable == false)
+    }
+
+    @Test func backoffIsExponentialWithFullJitterAndCapped() {
+        let backoff = Backoff()
+        #expect(backoff.ceiling(afterAttempts: 1) == 1)
+        #expect(backoff.ceiling(afterAttempts: 2) == 2)
+        #expect(backoff.ceiling(afterAttempts: 5) == 16)
+        #expect(backoff.ceiling(afterAttempts: 9) == 256)
+        #expect(backoff.ceiling(afterAttempts: 10) == 300)
+        #expect(backoff.ceiling(afterAttempts: 1000) == 300)
+        var generator = SystemRandomNumberGenerator()
+        let delays = (0..<500).map { _ in backoff.delay(afterAttempts: 4, using: &generator) }
+        #expect(delays.allSatisfy { $0 >= 0 && $0 <= 8 })
+        #expect(Set(delays.map { Int($0) }).count > 4) // spread over the range, not a fixed wait
+    }
+
+    @Test func backgroundServiceDrainsWhenTheServerComesBack() throws {
+        let world = try ClientWorld()
+        try world.addUser("a@acme.test", role: .admin)
+        let admin = try world.token("a@acme.test")
+        let pass = try world.createVisitor(admin)
+        let core = try world.core(timeout: .seconds(2))
+        try world.login(core, "a@acme.test")
+        world.stop()
+        _ = try core.checkIn(code: pass.shortId, confirmApprovalRequest: false)
+        // A 30-second interval: only the reachability probe can make this drain happen soon.
+        let service = OutboxService(core: core, interval: 30, probeCap: 1)
+        service.start()
+        defer { service.stop() }
+        Thread.sleep(forTimeInterval: 0.5)
+        try world.start()
+        let deadline = Date().addingTimeInterval(10)
+        while try core.store.outboxCount() > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(try core.store.outboxCount() == 0)
+        #expect(try world.scans(admin).count == 1)
+    }
+}
