@@ -23,7 +23,7 @@ public final class GatePassApplication: HTTPResponder {
     let timeZone: TimeZone
     let devMode: Bool
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
-    private let keysInProgress = Mutex<Set<String>>([])
+    private let keysInProgress = Locked<Set<String>>([])
     private let fingerprintKey: [UInt8]
 
     public init(configuration: ServerConfiguration, store: Store, secret: ServerSecret, clock: any Clock,
@@ -62,25 +62,38 @@ public final class GatePassApplication: HTTPResponder {
 
     // MARK: - HTTPResponder
 
-    public func respond(to request: HTTPRequest) -> HTTPResponse {
+    public func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
         let started = ContinuousClock.now
         var routeName = "(unmatched)"
-        var response: HTTPResponse
-        do {
-            response = try handle(request, routeName: &routeName)
-        } catch {
-            response = errorResponse(error, routeName: routeName)
+        // POSTs answer later, after their commit; everything else answers now.
+        let later: @Sendable (HTTPResponse, String) -> Void = { [self] response, routeName in
+            reply(finish(request, response, routeName: routeName, started: started))
         }
+        do {
+            if let response = try handle(request, routeName: &routeName, later: later) {
+                reply(finish(request, response, routeName: routeName, started: started))
+            }
+        } catch {
+            reply(finish(request, errorResponse(error, routeName: routeName), routeName: routeName, started: started))
+        }
+    }
+
+    /// Metrics and the log line of one answered request.
+    private func finish(_ request: HTTPRequest, _ response: HTTPResponse, routeName: String,
+                        started: ContinuousClock.Instant) -> HTTPResponse {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.recordRequest(route: routeName, status: response.status, seconds: seconds)
         // The route pattern is logged, never the raw path or query: they may carry emails,
         // and no token, OTP or body is ever written.
-        logSink.log(String(format: "%@ %@ %d %.1fms", request.method, routeName, response.status, seconds * 1000))
+        let tenths = Int((seconds * 10_000).rounded())
+        logSink.log("\(request.method) \(routeName) \(response.status) \(tenths / 10).\(tenths % 10)ms")
         return response
     }
 
-    private func handle(_ request: HTTPRequest, routeName: inout String) throws -> HTTPResponse {
+    /// The answer, or nil when `later` will be called with it (POSTs, after their commit).
+    private func handle(_ request: HTTPRequest, routeName: inout String,
+                        later: @escaping @Sendable (HTTPResponse, String) -> Void) throws -> HTTPResponse? {
         let match = router.match(method: request.method, path: request.path)
         if case .found(let route, _) = match { routeName = route.pathPattern }
         if request.bodyExceededLimit {
@@ -101,21 +114,28 @@ public final class GatePassApplication: HTTPResponder {
         }
         let now = clock.now()
         if route == .metrics { return try metricsResponse(request) }
-        let principal = try authenticate(request, now: now)
-        switch Permissions.access(principal?.kind ?? .anonymous, to: route) {
-        case .allowed: break
-        case .unauthenticated: throw APIError.unauthorized()
-        case .forbidden: throw APIError.forbidden()
+        func authorized(_ principal: Principal?) throws -> Call {
+            switch Permissions.access(principal?.kind ?? .anonymous, to: route) {
+            case .allowed: break
+            case .unauthenticated: throw APIError.unauthorized()
+            case .forbidden: throw APIError.forbidden()
+            }
+            return Call(request: request, route: route, parameters: parameters, principal: principal, now: now)
         }
-        let call = Call(request: request, route: route, parameters: parameters, principal: principal, now: now)
-        if route.method == "POST" { return try runWrite(call) }
-        return try store.read { db in try read(call, db) }
+        if route.method == "POST" {
+            let principal = try store.read { db in try authenticate(request, now: now, db) }
+            let name = route.pathPattern
+            try runWrite(try authorized(principal)) { later($0, name) }
+            return nil
+        }
+        // A GET borrows one reader for both the session check and the answer.
+        return try store.read { db in try read(try authorized(try authenticate(request, now: now, db)), db) }
     }
 
     /// The principal behind `Authorization: Bearer …`, nil without the header.
     /// A header with a bad, expired or revoked token is 401 even on public routes: a client
     /// that sends a credential should learn at once that it is dead.
-    private func authenticate(_ request: HTTPRequest, now: Date) throws -> Principal? {
+    private func authenticate(_ request: HTTPRequest, now: Date, _ db: Connection) throws -> Principal? {
         guard let header = request.header("authorization") else { return nil }
         guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw APIError.unauthorized("the Authorization header must be: Bearer <token>")
@@ -124,7 +144,7 @@ public final class GatePassApplication: HTTPResponder {
         guard let claims = signer.verify(token), claims.expiresAt > Int64(now.timeIntervalSince1970) else {
             throw APIError.unauthorized("the token is invalid or expired; log in again")
         }
-        guard let principal = try store.read({ try Sessions.principal(for: claims, now: now, $0) }) else {
+        guard let principal = try Sessions.principal(for: claims, now: now, db) else {
             throw APIError.unauthorized("the session has ended; log in again")
         }
         // A scanner token outlives a change of the user's rights only as long as they still allow scanning.
@@ -155,9 +175,18 @@ public final class GatePassApplication: HTTPResponder {
 
     // MARK: - Writes and idempotency
 
-    private func runWrite(_ call: Call) throws -> HTTPResponse {
+    /// Runs a POST in the writer's next group commit and replies after the commit.
+    /// Throws only for problems found before anything is queued.
+    private func runWrite(_ call: Call, reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        let routeName = call.route.pathPattern
         guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
-            return try store.write { db in try self.write(call, db) }
+            store.writeAsync({ db in try self.write(call, db) }) { result in
+                switch result {
+                case .success(let response): reply(response)
+                case .failure(let error): reply(self.errorResponse(error, routeName: routeName))
+                }
+            }
+            return
         }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw APIError.badRequest("Idempotency-Key must be 1 to 255 printable ASCII characters")
@@ -167,12 +196,11 @@ public final class GatePassApplication: HTTPResponder {
         guard claimed else {
             throw APIError.conflict("a request with this Idempotency-Key is still being processed; retry later")
         }
-        defer { _ = keysInProgress.withLock { $0.remove(slot) } }
         let fingerprint = HMACSHA256.authenticate(
             key: fingerprintKey,
             message: Array("\(call.request.method)\n\(call.request.path)\n".utf8) + call.request.body)
         let scope = principal.idempotencyScope
-        let (response, replayed) = try store.write { db -> (HTTPResponse, Bool) in
+        store.writeAsync({ db -> (HTTPResponse, Bool) in
             if let stored = try IdempotencyRecords.find(scope: scope, key: key, db) {
                 guard stored.fingerprint == fingerprint else {
                     return (APIError(code: .idempotencyKeyReused,
@@ -193,9 +221,16 @@ public final class GatePassApplication: HTTPResponder {
                                               now: call.now, db)
             }
             return (response, false)
+        }) { [self] result in
+            _ = keysInProgress.withLock { $0.remove(slot) }
+            switch result {
+            case .success(let (response, replayed)):
+                if replayed { metrics.recordIdempotentReplay() }
+                reply(response)
+            case .failure(let error):
+                reply(errorResponse(error, routeName: routeName))
+            }
         }
-        if replayed { metrics.recordIdempotentReplay() }
-        return response
     }
 
     /// Deletes what has outlived its retention: idempotency records, send counters, dead sessions.

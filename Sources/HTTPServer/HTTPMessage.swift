@@ -44,7 +44,12 @@ public struct HTTPResponse: Sendable {
 
 /// What the server calls for each request, on one of its pool threads.
 public protocol HTTPResponder: Sendable {
-    func respond(to request: HTTPRequest) -> HTTPResponse
+    /// Answers `request` by calling `reply` exactly once, from any thread, at once or later.
+    ///
+    /// A responder that must wait (for a database commit, say) should return and call
+    /// `reply` when done: the connection is then suspended and the pool thread serves other
+    /// connections meanwhile.
+    func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void)
 }
 
 /// A failure to start or run the HTTP server.

@@ -51,7 +51,7 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError(message: "cannot listen on \(configuration.host): give an IPv4 address such as 127.0.0.1 or 0.0.0.0")
         }
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
-            | MHD_USE_TURBO.rawValue | MHD_USE_ERROR_LOG.rawValue
+            | MHD_USE_TURBO.rawValue | MHD_USE_ERROR_LOG.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let context = Unmanaged.passUnretained(self).toOpaque()
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
@@ -92,9 +92,15 @@ public final class HTTPServer: Sendable {
 // MARK: - libmicrohttpd callbacks
 
 /// State of one request across the access handler's calls (MHD's `con_cls`).
-final class RequestState {
+final class RequestState: @unchecked Sendable {
+    // Body fields are used only by the access handler (one thread per connection at a time);
+    // `response` and `suspended` are shared with the responder's reply and guarded by `lock`.
     var body: [UInt8] = []
     var bodyExceededLimit = false
+    var dispatched = false
+    let lock = NSLock()
+    var response: HTTPResponse?
+    var suspended = false
 }
 
 private let accessHandler: MHD_AccessHandlerCallback = {
@@ -117,6 +123,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return gatepass_mhd_yes()
     }
     let state = Unmanaged<RequestState>.fromOpaque(stateRaw).takeUnretainedValue()
+    // Called again after a resume: the reply is waiting.
+    if state.dispatched { return server.queueOrSuspend(state, connection) }
     if uploadDataSize.pointee > 0 {
         let count = uploadDataSize.pointee
         if !state.bodyExceededLimit, let uploadData {
@@ -178,8 +186,35 @@ extension HTTPServer {
                                   headers: headers.values, body: state.body,
                                   bodyExceededLimit: state.bodyExceededLimit)
         state.body = []
-        let response = responder.respond(to: request)
-        return Self.queue(response, on: connection)
+        state.dispatched = true
+        let connectionAddress = UInt(bitPattern: connection)
+        responder.respond(to: request) { response in
+            state.lock.lock()
+            state.response = response
+            let mustResume = state.suspended
+            state.suspended = false
+            state.lock.unlock()
+            // libmicrohttpd then calls the access handler again, which queues the response.
+            if mustResume, let connection = OpaquePointer(bitPattern: connectionAddress) {
+                MHD_resume_connection(connection)
+            }
+        }
+        return queueOrSuspend(state, connection)
+    }
+
+    /// Queues the reply if it is there; otherwise suspends the connection until it comes.
+    /// The lock makes "reply arrives" and "connection suspends" happen in one order or the other.
+    fileprivate func queueOrSuspend(_ state: RequestState, _ connection: OpaquePointer) -> MHD_Result {
+        state.lock.lock()
+        if let response = state.response {
+            state.response = nil
+            state.lock.unlock()
+            return Self.queue(response, on: connection)
+        }
+        state.suspended = true
+        MHD_suspend_connection(connection)
+        state.lock.unlock()
+        return gatepass_mhd_yes()
     }
 
     static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {

@@ -5,9 +5,13 @@ import Synchronization
 ///
 /// WAL mode lets any number of readers run beside the single writer; each request thread
 /// borrows a connection, so no connection is ever used by two threads at once.
-public final class ReaderPool: Sendable {
+public final class ReaderPool: @unchecked Sendable {
+    // @unchecked: `idle` is guarded by `lock`. A plain pthread mutex rather than
+    // `Synchronization.Mutex`, whose priority-inheritance futex is slow when contended
+    // (swiftlang/swift#88440); every request borrows a reader.
     private let path: String
-    private let idle = Mutex<[Connection]>([])
+    private var idle: [Connection] = []
+    private let lock = NSLock()
     private let closed = Atomic<Bool>(false)
 
     public init(path: String) {
@@ -16,10 +20,15 @@ public final class ReaderPool: Sendable {
 
     /// Runs `body` with a connection that sees everything committed before it started.
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        let connection = try idle.withLock { $0.popLast() } ?? openReader()
+        lock.lock()
+        let borrowed = idle.popLast()
+        lock.unlock()
+        let connection = try borrowed ?? openReader()
         defer {
             if !closed.load(ordering: .acquiring) {
-                idle.withLock { $0.append(connection) }
+                lock.lock()
+                idle.append(connection)
+                lock.unlock()
             }
         }
         return try body(connection)
@@ -27,17 +36,17 @@ public final class ReaderPool: Sendable {
 
     private func openReader() throws(SQLiteError) -> Connection {
         let connection = try Connection(path: path)
-        try connection.executeScript("PRAGMA query_only = ON; PRAGMA foreign_keys = ON;")
+        try connection.executeScript("PRAGMA query_only = ON; PRAGMA foreign_keys = ON; PRAGMA cache_size = -8000;")
         return connection
     }
 
     /// Closes the idle connections; those still borrowed close when returned.
     public func close() {
         closed.store(true, ordering: .releasing)
-        idle.withLock { connections in
-            for connection in connections { connection.close() }
-            connections.removeAll()
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        for connection in idle { connection.close() }
+        idle.removeAll()
     }
 }
 
@@ -60,11 +69,14 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private let maximumBatch: Int
 
     private final class Job: @unchecked Sendable {
-        // Written by the writer thread before `done` is signalled, read by the caller after.
+        // `failure` is written by the writer thread before `finish` runs.
         let body: (Connection) throws -> Void
         var failure: (any Error)?
-        let done = DispatchSemaphore(value: 0)
-        init(body: @escaping (Connection) throws -> Void) { self.body = body }
+        let finish: @Sendable ((any Error)?) -> Void
+        init(body: @escaping (Connection) throws -> Void, finish: @escaping @Sendable ((any Error)?) -> Void) {
+            self.body = body
+            self.finish = finish
+        }
     }
 
     /// Statistics for benchmarks: how many commits and jobs so far.
@@ -75,7 +87,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         self.connection = connection
         self.maximumBatch = maximumBatch
         let thread = Thread { [unowned self] in self.run() }
-        thread.name = "gatepass-sqlite-writer"
+        thread.name = "sqlite-writer" // Linux keeps at most 15 characters
         self.thread = thread
         thread.start()
     }
@@ -83,22 +95,36 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// Runs `body` in a write transaction and returns after its commit is durable.
     /// Throws what `body` threw (its changes undone), or the commit's error.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) throws -> T {
-        let result = Mutex<T?>(nil)
-        let job = Job { connection in
-            let value = try body(connection)
-            result.withLock { $0 = value }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        submit(body) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
         }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    /// Queues `body` and returns at once; `completion` runs on the writer thread after the
+    /// commit (or the failure), with what `body` returned or threw.
+    public func submit<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let value = Mutex<T?>(nil)
+        let job = Job(body: { connection in
+            let result = try body(connection)
+            value.withLock { $0 = result }
+        }, finish: { failure in
+            if let failure { completion(.failure(failure)) } else { completion(.success(value.withLock { $0! })) }
+        })
         condition.lock()
         guard !stopping else {
             condition.unlock()
-            throw SQLiteError(code: 21, message: "the database is closing")
+            completion(.failure(SQLiteError(code: 21, message: "the database is closing")))
+            return
         }
         queue.append(job)
         condition.signal()
         condition.unlock()
-        job.done.wait()
-        if let failure = job.failure { throw failure }
-        return result.withLock { $0! }
     }
 
     private func run() {
@@ -121,7 +147,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         do {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
-            for job in batch { job.failure = error; job.done.signal() }
+            for job in batch { job.finish(error) }
             return
         }
         for job in batch {
@@ -139,7 +165,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
             _ = try? connection.execute("ROLLBACK")
             for job in batch where job.failure == nil { job.failure = error }
         }
-        for job in batch { job.done.signal() }
+        for job in batch { job.finish(job.failure) }
     }
 
     /// Finishes the queued jobs, then checkpoints the WAL into the main file and closes.
@@ -155,3 +181,4 @@ public final class GroupCommitWriter: @unchecked Sendable {
         connection.close()
     }
 }
+

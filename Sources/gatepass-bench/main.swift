@@ -149,8 +149,8 @@ final class DevNullLog: LogSink {
 /// The ceiling: libmicrohttpd through the same HTTPServer wrapper, answering a fixed JSON.
 struct FixedResponder: HTTPResponder {
     static let body = Array(#"{"status":"ok"}"#.utf8)
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Self.body)
+    func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
+        reply(HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Self.body))
     }
 }
 

@@ -145,7 +145,11 @@ final class FaultProxy: HTTPResponder, @unchecked Sendable {
     func set(_ newMode: Mode) { mode.withLock { $0 = newMode } }
     var requestsSeen: Int { forwarded.load(ordering: .relaxed) }
 
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
+        reply(forward(request))
+    }
+
+    private func forward(_ request: HTTPRequest) -> HTTPResponse {
         forwarded.add(1, ordering: .relaxed)
         switch mode.withLock({ $0 }) {
         case .serviceUnavailable:

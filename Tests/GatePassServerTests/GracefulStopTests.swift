@@ -7,10 +7,12 @@ import Testing
 /// A responder that takes its time, so a stop arrives while a request is in flight.
 struct SlowResponder: HTTPResponder {
     let started: DispatchSemaphore
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
         started.signal()
-        Thread.sleep(forTimeInterval: 0.3)
-        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("finished".utf8))
+        // Answer from another thread, later: the connection is suspended meanwhile.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            reply(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("finished".utf8)))
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import GatePassCore
 
 /// Prometheus counters and histograms, kept in memory (api.md "Operations": requests by
 /// route and status, latency histogram, check-ins by result, idempotent replays).
@@ -19,7 +19,7 @@ final class Metrics: Sendable {
         var idempotentReplays: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func recordRequest(route: String, status: Int, seconds: Double) {
         state.withLock { state in

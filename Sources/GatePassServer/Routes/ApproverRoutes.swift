@@ -12,11 +12,13 @@ extension GatePassApplication {
         let limit = try Field.limit(query)
         let cursor = try Field.cursor(query)
         let caller = call.caller.user
-        var sql = """
-            SELECT \(VisitorRecords.columns) FROM visitors
-            WHERE organization_id = ? AND status = ? AND (approver_id IS NULL OR approver_id = ?)
-            """
-        var arguments: [any SQLBindable] = [caller.organizationId, status.rawValue, caller.id]
+        // The queue itself names its status literally, so SQLite can use the partial index.
+        var sql = "SELECT \(VisitorRecords.columns) FROM visitors WHERE organization_id = ?"
+            + (status == .awaitingApproval ? " AND status = 'AWAITING_APPROVAL'" : " AND status = ?")
+            + " AND (approver_id IS NULL OR approver_id = ?)"
+        var arguments: [any SQLBindable] = [caller.organizationId]
+        if status != .awaitingApproval { arguments.append(status.rawValue) }
+        arguments.append(caller.id)
         if let cursor {
             sql += " AND (COALESCE(approval_requested_at, 0) < ? OR (COALESCE(approval_requested_at, 0) = ? AND seq < ?))"
             arguments += [cursor.time, cursor.time, cursor.seq]

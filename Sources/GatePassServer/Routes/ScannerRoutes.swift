@@ -87,7 +87,7 @@ extension GatePassApplication {
         let decision = CheckIn.decide(visitor: record.visitor, receivedAt: call.now, request: request,
                                       checkpointId: checkpointId)
         if decision.changesVisitor {
-            try VisitorRecords.updateState(decision.visitor,
+            try VisitorRecords.updateState(decision.visitor, from: record.visitor,
                                            approvalCheckpointId: decision.event == .awaiting ? checkpointId : nil, db)
         }
         scan.result = decision.result
@@ -119,7 +119,7 @@ extension GatePassApplication {
             throw APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)")
         }
         let (result, updated) = CheckOut.decide(visitor: record.visitor, at: call.now)
-        if result == .checkedOut { try VisitorRecords.updateState(updated, db) }
+        if result == .checkedOut { try VisitorRecords.updateState(updated, from: record.visitor, db) }
         return JSONBody.response(CheckOutAnswer(result: result, visitor: updated))
     }
 
@@ -218,7 +218,7 @@ extension GatePassApplication {
         let today = ValidityWindow.day(containing: call.now, in: timeZone)
         let key = StatsCache.Key(organization: organization, checkpoint: checkpoint, day: today.from.milliseconds)
         let generation = store.writeGeneration.load(ordering: .acquiring)
-        if let cached = statsCache.lookup(key, generation: generation) { return JSONBody.response(cached) }
+        if let cached = statsCache.lookup(key, generation: generation) { return cached }
         let (from, until) = (today.from.milliseconds, today.until.milliseconds)
         func count(_ sql: String, _ arguments: [any SQLBindable], gate column: String) throws -> Int {
             if let checkpoint {
@@ -239,8 +239,9 @@ extension GatePassApplication {
                 """, [organization, from, until]) ?? 0),
             onSite: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND status = 'CHECKED_IN'",
                               [organization], gate: "checkpoint_id"))
-        statsCache.store(stats, for: key, generation: generation)
-        return JSONBody.response(stats)
+        let response = JSONBody.response(stats)
+        statsCache.store(response, for: key, generation: generation)
+        return response
     }
 
     // MARK: - Scan history
@@ -345,20 +346,21 @@ final class StatsCache: Sendable {
         var day: Int64
     }
 
-    private let entries = Mutex<[Key: (generation: UInt64, stats: ScanStats)]>([:])
+    /// The encoded answer is kept, so a hit costs neither a query nor JSON encoding.
+    private let entries = Locked<[Key: (generation: UInt64, response: HTTPResponse)]>([:])
 
-    func lookup(_ key: Key, generation: UInt64) -> ScanStats? {
+    func lookup(_ key: Key, generation: UInt64) -> HTTPResponse? {
         entries.withLock { entries in
             guard let entry = entries[key], entry.generation == generation else { return nil }
-            return entry.stats
+            return entry.response
         }
     }
 
-    func store(_ stats: ScanStats, for key: Key, generation: UInt64) {
+    func store(_ response: HTTPResponse, for key: Key, generation: UInt64) {
         entries.withLock { entries in
             // Stale generations are useless; dropping them bounds the cache to the live keys.
             if entries.count > 1_000 { entries = entries.filter { $0.value.generation == generation } }
-            entries[key] = (generation, stats)
+            entries[key] = (generation, response)
         }
     }
 }

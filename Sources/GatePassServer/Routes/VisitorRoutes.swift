@@ -116,7 +116,7 @@ extension GatePassApplication {
     func cancelVisitor(_ call: Call, _ db: Connection) throws -> HTTPResponse {
         let record = try visibleVisitor(call, db)
         let updated = try Cancellation.apply(to: record.visitor)
-        try VisitorRecords.updateState(updated, db)
+        try VisitorRecords.updateState(updated, from: record.visitor, db)
         return JSONBody.response(updated)
     }
 
@@ -126,7 +126,7 @@ extension GatePassApplication {
         let note = try Field.text(body.note, "note", maxLength: 1000)
         let record = try visibleVisitor(call, db)
         let updated = try decision.apply(to: record.visitor, by: call.caller.user.id, note: note, at: call.now)
-        try VisitorRecords.updateState(updated, db)
+        try VisitorRecords.updateState(updated, from: record.visitor, db)
         return JSONBody.response(updated)
     }
 

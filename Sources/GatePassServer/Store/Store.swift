@@ -23,6 +23,8 @@ public final class Store: Sendable {
             PRAGMA journal_mode = WAL;
             PRAGMA foreign_keys = ON;
             PRAGMA synchronous = \(Store.validatedSynchronous(synchronous));
+            PRAGMA temp_store = MEMORY;
+            PRAGMA cache_size = -16000;
             """)
         try Migrator.migrate(connection, Schema.migrations)
         // The WAL and shared-memory files hold the same data as the database: keep them private too.
@@ -43,6 +45,15 @@ public final class Store: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) throws -> T {
         defer { writeGeneration.add(1, ordering: .releasing) }
         return try writer.write(body)
+    }
+
+    /// Queues `body` for the writer and returns at once; `completion` runs after the commit.
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T,
+                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        writer.submit(body) { [self] result in
+            writeGeneration.add(1, ordering: .releasing)
+            completion(result)
+        }
     }
 
     /// Runs `body` on a reader connection.
@@ -73,4 +84,27 @@ extension Row {
     func optionalDate(_ column: Int32) -> Date? { isNull(column) ? nil : date(column) }
 }
 
-func newIdentifier() -> String { UUID().uuidString.lowercased() }
+/// A new UUID, version 7 (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits
+/// from the kernel's CSPRNG (getrandom, no file to open). Time-ordered ids land at the end
+/// of their indexes instead of on random pages, which keeps inserts cheap.
+func newIdentifier(now: Date = Date()) -> String {
+    var generator = SystemRandomNumberGenerator()
+    let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
+    let random = generator.next() as UInt64
+    let more = generator.next() as UInt64
+    var bytes = [UInt8](repeating: 0, count: 16)
+    for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
+    bytes[6] = 0x70 | UInt8(truncatingIfNeeded: random >> 60)          // version 7
+    bytes[7] = UInt8(truncatingIfNeeded: random >> 52)
+    bytes[8] = 0x80 | (UInt8(truncatingIfNeeded: random >> 44) & 0x3F)  // RFC 9562 variant
+    for index in 9..<16 { bytes[index] = UInt8(truncatingIfNeeded: more >> (8 * UInt64(index - 9))) }
+    let hex = Array("0123456789abcdef")
+    var text = ""
+    text.reserveCapacity(36)
+    for (index, byte) in bytes.enumerated() {
+        if index == 4 || index == 6 || index == 8 || index == 10 { text.append("-") }
+        text.append(hex[Int(byte >> 4)])
+        text.append(hex[Int(byte & 0x0F)])
+    }
+    return text
+}

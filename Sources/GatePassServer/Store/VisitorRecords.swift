@@ -50,8 +50,10 @@ enum VisitorRecords {
         return (lookup + separator + (visitor.company ?? "").lowercased(), lookup)
     }
 
+    /// The next value of the global change sequence (one counter row, bumped in the same
+    /// transaction as the change).
     private static func nextChangeSeq(_ db: Connection) throws -> Int64 {
-        (try db.scalarInt("SELECT MAX(change_seq) FROM visitors") ?? 0) + 1
+        try db.scalarInt("UPDATE counters SET value = value + 1 WHERE name = 'visitor_change' RETURNING value") ?? 0
     }
 
     static func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String? = nil,
@@ -72,18 +74,37 @@ enum VisitorRecords {
                   organizationId, approvalCheckpointId, try nextChangeSeq(db), texts.search, texts.lookup])
     }
 
-    /// Stores the state fields a decision may change, and bumps the change sequence that
-    /// the kiosk's `/expected` feed follows.
-    static func updateState(_ visitor: Visitor, approvalCheckpointId: String? = nil, _ db: Connection) throws {
-        try db.execute("""
-            UPDATE visitors SET status = ?, approval_requested_at = ?, decided_at = ?, decided_by = ?,
-                decision_note = ?, checked_in_at = ?, checked_out_at = ?, checkpoint_id = ?,
-                approval_checkpoint_id = COALESCE(?, approval_checkpoint_id), change_seq = ?
-            WHERE id = ?
-            """, [visitor.status.rawValue, visitor.approvalRequestedAt?.milliseconds, visitor.decidedAt?.milliseconds,
-                  visitor.decidedBy, visitor.decisionNote, visitor.checkedInAt?.milliseconds,
-                  visitor.checkedOutAt?.milliseconds, visitor.checkpointId, approvalCheckpointId,
-                  try nextChangeSeq(db), visitor.id])
+    /// Stores the state fields a decision changed (from `previous` to `visitor`), and bumps
+    /// the change sequence that the kiosk's `/expected` feed follows.
+    ///
+    /// Only the columns that differ are written: SQLite rewrites the entry of every index
+    /// that covers a column in the SET list, so naming unchanged columns would dirty index
+    /// pages for nothing, and every dirty page is synced at commit.
+    static func updateState(_ visitor: Visitor, from previous: Visitor, approvalCheckpointId: String? = nil,
+                            _ db: Connection) throws {
+        var assignments: [String] = []
+        var arguments: [any SQLBindable] = []
+        func set<Value: Equatable & SQLBindable>(_ column: String, _ new: Value, _ old: Value) {
+            guard new != old else { return }
+            assignments.append("\(column) = ?")
+            arguments.append(new)
+        }
+        set("status", visitor.status.rawValue, previous.status.rawValue)
+        set("approval_requested_at", visitor.approvalRequestedAt?.milliseconds, previous.approvalRequestedAt?.milliseconds)
+        set("decided_at", visitor.decidedAt?.milliseconds, previous.decidedAt?.milliseconds)
+        set("decided_by", visitor.decidedBy, previous.decidedBy)
+        set("decision_note", visitor.decisionNote, previous.decisionNote)
+        set("checked_in_at", visitor.checkedInAt?.milliseconds, previous.checkedInAt?.milliseconds)
+        set("checked_out_at", visitor.checkedOutAt?.milliseconds, previous.checkedOutAt?.milliseconds)
+        set("checkpoint_id", visitor.checkpointId, previous.checkpointId)
+        if let approvalCheckpointId {
+            assignments.append("approval_checkpoint_id = ?")
+            arguments.append(approvalCheckpointId)
+        }
+        assignments.append("change_seq = ?")
+        arguments.append(try nextChangeSeq(db))
+        arguments.append(visitor.id)
+        try db.execute("UPDATE visitors SET \(assignments.joined(separator: ", ")) WHERE id = ?", arguments)
     }
 
     /// Inserts `make(shortId)` with a fresh short id, drawing again on the (rare) collision.
