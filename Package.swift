@@ -46,7 +46,8 @@ let package = Package(
         .target(name: "LoopbackHTTP"),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",
-                          dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore"]),
+                          dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassClient",
+                                         "CurlHTTP"]),
 
         // MARK: - Tests
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),

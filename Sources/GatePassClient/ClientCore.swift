@@ -252,6 +252,15 @@ public final class ClientCore: Sendable {
         }
     }
 
+    /// Queues a check-in without trying it now, for a gate that already knows the server
+    /// is unreachable (no connect timeout per scan); the drain sends it.
+    public func queueCheckIn(code: String, confirmApprovalRequest: Bool) throws(ClientError) -> OutboxEntry {
+        let session = try requireSession()
+        return try store.enqueue(kind: "checkin", method: "POST", url: session.server + "/api/visitor-scanner/checkin",
+                                 body: CanonicalJSON.string(CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest)),
+                                 credential: .scanner, scannedAt: clock.now(), now: clock.now())
+    }
+
     public func checkIn(code: String, confirmApprovalRequest: Bool) throws(ClientError) -> MutationOutcome {
         try mutate(kind: "checkin", method: "POST", path: "/api/visitor-scanner/checkin",
                    body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),

@@ -83,6 +83,18 @@ public final class ClientStore: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with `synchronous = NORMAL`: the change is crash-consistent but reaches
+    /// the disk with the next durable commit rather than now. Right for bookkeeping that a
+    /// crash may undo safely (an outbox entry forgotten as sent is replayed, and the server
+    /// answers the replay from its idempotency store without applying it twice).
+    func lazily<T>(_ body: (Connection) throws -> T) throws(ClientError) -> T {
+        try withConnection { connection in
+            try connection.executeScript("PRAGMA synchronous = NORMAL")
+            defer { _ = try? connection.executeScript("PRAGMA synchronous = FULL") }
+            return try body(connection)
+        }
+    }
+
     /// Runs `body` in one transaction.
     func transaction<T>(_ body: (Connection) throws -> T) throws(ClientError) -> T {
         try withConnection { connection in try connection.inTransaction { try body(connection) } }

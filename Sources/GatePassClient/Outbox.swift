@@ -86,12 +86,12 @@ extension ClientStore {
 
     /// The entry succeeded (2xx recorded): it leaves the outbox.
     func completeEntry(id: Int64) throws(ClientError) {
-        try withConnection { _ = try $0.execute("DELETE FROM outbox WHERE id = ?", [id]) }
+        try lazily { _ = try $0.execute("DELETE FROM outbox WHERE id = ?", [id]) }
     }
 
     /// A retryable failure: count it and wait until `nextAttemptAt`.
     func deferEntry(id: Int64, error: String, nextAttemptAt: Date) throws(ClientError) {
-        try withConnection {
+        try lazily {
             _ = try $0.execute("UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE id = ?",
                                [error, nextAttemptAt.millisecondsSince1970, id])
         }
