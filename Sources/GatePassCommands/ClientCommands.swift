@@ -58,12 +58,13 @@ enum ClientCommands {
                                       ("--to TIME", "Only scans at or before this RFC 3339 time."),
                                       ("--csv", "Print the CSV export (OWNER/ADMIN)."), jsonOption]),
         "outbox": HelpText(overview: "Inspect and replay mutations made while the server was unreachable.",
-                           usage: "gatepass outbox list|dead|drain|retry ID [--json]",
-                           options: [jsonOption],
+                           usage: "gatepass outbox list|dead|drain|retry ID|watch [--interval S] [--json]",
+                           options: [("--interval S", "With watch: seconds between drains (default 30)."), jsonOption],
                            subcommands: [("list", "Queued entries, oldest first."),
                                          ("dead", "Entries the server refused for good, with its error."),
                                          ("drain", "Replay now; exits 0 when the queue is empty or only waits for backoff."),
-                                         ("retry ID", "Put a dead or waiting entry back in the queue, due now.")]),
+                                         ("retry ID", "Put a dead or waiting entry back in the queue, due now."),
+                                         ("watch", "Keep draining until SIGTERM/SIGINT: every interval, and at once when the server comes back.")]),
     ]
 
     // MARK: - Context
@@ -425,6 +426,42 @@ enum ClientCommands {
 
     // MARK: - Outbox
 
+    /// `outbox watch`: the background drain of the console and kiosk, for a machine that
+    /// only runs the scriptable commands. One line per drain that did something.
+    static func watch(_ core: ClientCore, interval: TimeInterval, asJSON: Bool, _ context: Context) -> Int32 {
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        let terminal = context.terminal
+        let service = OutboxService(core: core, interval: interval) { report, online in
+            guard !report.applied.isEmpty || !report.deadLettered.isEmpty || report.pausedForLogin != nil || !online else { return }
+            if asJSON {
+                terminal.out(json(DrainView(applied: report.applied.count, deadLettered: report.deadLettered.count,
+                                            deferred: report.deferred.count, waiting: report.waiting.count,
+                                            remaining: report.remaining, offline: !online,
+                                            pausedForLogin: report.pausedForLogin, nextAttemptAt: nil)))
+            } else if !online {
+                terminal.out("the server is unreachable; \(report.remaining) entries wait, probing /api/healthz")
+            } else if let reason = report.pausedForLogin {
+                terminal.out("paused: the server refused the session (\(reason)); log in again")
+            } else {
+                terminal.out("sent \(report.applied.count), dead-lettered \(report.deadLettered.count), \(report.remaining) left")
+            }
+        }
+        terminal.err("draining every \(Int(interval)) s and whenever the server comes back; stop with Ctrl-C")
+        service.start()
+        stop.wait()
+        service.stop()
+        sources.forEach { $0.cancel() }
+        return 0
+    }
+
     struct EntryView: Encodable {
         var id: Int64
         var kind: String
@@ -516,6 +553,10 @@ enum ClientCommands {
                 throw CommandFailure("the server refused the session (\(reason)); log in again, then drain")
             }
             return 0
+        case "watch":
+            let interval = try reader.integerOption("--interval", in: 1...86_400) ?? 30
+            try reader.finish()
+            return watch(core, interval: TimeInterval(interval), asJSON: asJSON, context)
         case "retry":
             let text = try positional(&reader, "ID")
             try reader.finish()

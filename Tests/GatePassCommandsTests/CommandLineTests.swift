@@ -9,11 +9,17 @@ import Testing
 final class RecordingTerminal: Terminal {
     private let lines = Mutex<(out: [String], err: [String])>(([], []))
     private let input: Mutex<[String]>
-    init(input: [String] = []) { self.input = Mutex(input) }
+    /// Answers prompts when set (called at the moment of the prompt).
+    private let answer: (@Sendable () -> String?)?
+    init(input: [String] = [], answer: (@Sendable () -> String?)? = nil) {
+        self.input = Mutex(input)
+        self.answer = answer
+    }
     func out(_ text: String) { lines.withLock { $0.out.append(text) } }
     func err(_ text: String) { lines.withLock { $0.err.append(text) } }
     func readLine(prompt: String) -> String? {
         err(prompt)
+        if let answer { return answer() }
         return input.withLock { $0.isEmpty ? nil : $0.removeFirst() }
     }
     var stdout: String { lines.withLock { $0.out.joined(separator: "\n") } }
