@@ -165,7 +165,12 @@ public final class GroupCommitWriter: @unchecked Sendable {
             _ = try? connection.execute("ROLLBACK")
             for job in batch where job.failure == nil { job.failure = error }
         }
-        for job in batch { job.finish(job.failure) }
+        // Callers are released on another thread: what they do next (encode, log, resume
+        // their connection) must not hold up the next batch, as this thread is the one
+        // every write waits for.
+        DispatchQueue.global(qos: .userInitiated).async {
+            for job in batch { job.finish(job.failure) }
+        }
     }
 
     /// Finishes the queued jobs, then checkpoints the WAL into the main file and closes.
