@@ -429,23 +429,14 @@ enum ClientCommands {
     /// `outbox watch`: the background drain of the console and kiosk, for a machine that
     /// only runs the scriptable commands. One line per drain that did something.
     static func watch(_ core: ClientCore, interval: TimeInterval, asJSON: Bool, _ context: Context) -> Int32 {
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        let stop = DispatchSemaphore(value: 0)
-        let sources = [SIGTERM, SIGINT].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
+        let termination = TerminationSignals()
         let terminal = context.terminal
         let service = OutboxService(core: core, interval: interval) { report, online in
             guard !report.applied.isEmpty || !report.deadLettered.isEmpty || report.pausedForLogin != nil || !online else { return }
             if asJSON {
-                terminal.out(json(DrainView(applied: report.applied.count, deadLettered: report.deadLettered.count,
-                                            deferred: report.deferred.count, waiting: report.waiting.count,
-                                            remaining: report.remaining, offline: !online,
-                                            pausedForLogin: report.pausedForLogin, nextAttemptAt: nil)))
+                var view = DrainView(report)
+                view.offline = !online
+                terminal.out(json(view))
             } else if !online {
                 terminal.out("the server is unreachable; \(report.remaining) entries wait, probing /api/healthz")
             } else if let reason = report.pausedForLogin {
@@ -456,9 +447,8 @@ enum ClientCommands {
         }
         terminal.err("draining every \(Int(interval)) s and whenever the server comes back; stop with Ctrl-C")
         service.start()
-        stop.wait()
+        termination.wait()
         service.stop()
-        sources.forEach { $0.cancel() }
         return 0
     }
 
@@ -499,6 +489,17 @@ enum ClientCommands {
         var offline: Bool
         var pausedForLogin: String?
         var nextAttemptAt: Timestamp?
+
+        init(_ report: DrainReport) {
+            applied = report.applied.count
+            deadLettered = report.deadLettered.count
+            deferred = report.deferred.count
+            waiting = report.waiting.count
+            remaining = report.remaining
+            offline = report.offline
+            pausedForLogin = report.pausedForLogin
+            nextAttemptAt = (report.deferred + report.waiting).map(\.nextAttemptAt).min().map(Timestamp.init)
+        }
     }
 
     static func outbox(_ reader: inout ArgumentReader, _ context: Context) throws -> Int32 {
@@ -535,18 +536,15 @@ enum ClientCommands {
             let report = core.drainer.drain(ignoringBackoff: true)
             if let failure = report.failure { throw CommandFailure("the drain stopped: \(failure)") }
             if report.busy { throw CommandFailure("another process is draining this outbox; try again in a moment") }
-            let next = (report.deferred + report.waiting).map(\.nextAttemptAt).min()
+            let view = DrainView(report)
             if asJSON {
-                context.terminal.out(json(DrainView(applied: report.applied.count, deadLettered: report.deadLettered.count,
-                                                    deferred: report.deferred.count, waiting: report.waiting.count,
-                                                    remaining: report.remaining, offline: report.offline,
-                                                    pausedForLogin: report.pausedForLogin, nextAttemptAt: next.map(Timestamp.init))))
+                context.terminal.out(json(view))
             } else {
                 context.terminal.out("sent \(report.applied.count), dead-lettered \(report.deadLettered.count), \(report.remaining) left")
                 for entry in report.deadLettered { context.terminal.out("dead: entry \(entry.id) (\(entry.kind)); see gatepass outbox dead") }
                 if report.offline { context.terminal.out("the server is unreachable") }
-                if let next, report.remaining > 0 {
-                    context.terminal.out("\(report.remaining) entries wait for backoff; next attempt at \(Timestamp(next))")
+                if let next = view.nextAttemptAt, report.remaining > 0 {
+                    context.terminal.out("\(report.remaining) entries wait for backoff; next attempt at \(next)")
                 }
             }
             if let reason = report.pausedForLogin {

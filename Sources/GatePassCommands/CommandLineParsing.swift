@@ -36,6 +36,30 @@ public struct StandardStreams: Terminal {
     }
 }
 
+/// Waiting for SIGTERM or SIGINT in a long-running command (`serve`, `outbox watch`).
+/// The signals are taken off their default action and delivered on a dispatch queue, so the
+/// shutdown that follows runs as ordinary code that may take locks.
+final class TerminationSignals {
+    private let received = DispatchSemaphore(value: 0)
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [received] in received.signal() }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    /// Blocks until one of the signals arrives.
+    func wait() {
+        received.wait()
+        sources.forEach { $0.cancel() }
+    }
+}
+
 /// Help in the shape swift-argument-parser uses: OVERVIEW / USAGE / OPTIONS / SUBCOMMANDS.
 public struct HelpText: Sendable {
     public var overview: String

@@ -35,17 +35,8 @@ enum ServeCommand {
         if let host { configuration.host = host }
         if let port { configuration.port = port }
 
-        // Signals are handled on a queue, not by an async handler, so shutdown can take locks.
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
-        let stopRequested = DispatchSemaphore(value: 0)
-        let sources = [SIGTERM, SIGINT].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stopRequested.signal() }
-            source.resume()
-            return source
-        }
+        let termination = TerminationSignals()
 
         let server: GatePassServer
         do {
@@ -61,10 +52,9 @@ enum ServeCommand {
         if !devMode && configuration.otpDeliveryCommand == nil {
             terminal.err("warning: no otpDeliveryCommand is configured, so one-time codes reach nobody; set it in the configuration or run with --dev")
         }
-        stopRequested.wait()
+        termination.wait()
         terminal.err("stopping: finishing requests in flight")
         server.stop()
-        sources.forEach { $0.cancel() }
         terminal.err("stopped")
         return 0
     }
