@@ -1,0 +1,72 @@
+import CurlHTTP
+import Foundation
+import Testing
+@testable import GatePassClient
+
+/// TLS verification is always on; a private CA is trusted only when its file is named.
+/// The peer is `openssl s_server -www` with a certificate made for this test.
+@Suite(.serialized) struct TLSTests {
+    func run(_ arguments: [String], in directory: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ClientTestFailure("openssl \(arguments.first ?? "") failed") }
+    }
+
+    @Test func untrustedCertificateIsRefusedAndANamedCAIsTrusted() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "install openssl (.ci/install-packages does)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A CA, and a server certificate for 127.0.0.1 signed by it.
+        try run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
+                 "-subj", "/CN=Gate Pass Test CA"], in: directory)
+        try run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+                 "-subj", "/CN=127.0.0.1"], in: directory)
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: directory + "/san.ext", atomically: true, encoding: .utf8)
+        try run(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", "server.pem", "-days", "1", "-extfile", "san.ext"], in: directory)
+
+        let port = Int.random(in: 20_000...40_000)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-www", "-quiet"]
+        server.currentDirectoryURL = URL(fileURLWithPath: directory)
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        server.standardInput = FileHandle.nullDevice
+        try server.run()
+        // SIGKILL: a child inherits ignored signals, and the test runner may ignore SIGTERM.
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+
+        let request = CurlRequest(method: "GET", url: "https://127.0.0.1:\(port)/")
+        // Wait until it listens (a refused connection means not yet).
+        var lastError: TransportError?
+        for _ in 0..<50 {
+            do {
+                _ = try CurlSession(options: .init(connectTimeout: .seconds(1), requestTimeout: .seconds(3))).perform(request)
+                lastError = nil
+                break
+            } catch {
+                lastError = error
+                if case .cannotConnect = error { Thread.sleep(forTimeInterval: 0.1); continue }
+                break
+            }
+        }
+        // Not trusted by default.
+        guard case .tls = lastError else { Issue.record("expected a TLS refusal, got \(String(describing: lastError))"); return }
+        #expect(ClientError.from(lastError!).isRetryable == false)
+
+        // Trusted once the CA file is named.
+        let trusted = CurlSession(options: .init(connectTimeout: .seconds(1), requestTimeout: .seconds(3),
+                                                 caFile: directory + "/ca.pem"))
+        let answer = try trusted.perform(request)
+        #expect(answer.status == 200)
+    }
+}
