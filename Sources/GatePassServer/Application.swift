@@ -24,6 +24,9 @@ public final class GatePassApplication: HTTPResponder {
     let devMode: Bool
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
     private let keysInProgress = Locked<Set<String>>([])
+
+    /// How many idempotent requests are being processed now (for tests and diagnostics).
+    var idempotentRequestsInProgress: Int { keysInProgress.withLock { $0.count } }
     private let fingerprintKey: [UInt8]
 
     public init(configuration: ServerConfiguration, store: Store, secret: ServerSecret, clock: any Clock,

@@ -1,0 +1,54 @@
+import Foundation
+import GatePassCore
+import LoopbackHTTP
+import Synchronization
+import Testing
+@testable import GatePassServer
+
+/// api.md: "Same key while the first is still being processed: 409 CONFLICT".
+@Suite struct IdempotencyInProgressTests {
+    @Test func sameKeyWhileTheFirstIsProcessedIsAConflict() throws {
+        try withTestServer { server in
+            try server.addUser("owner@acme.test", role: .owner)
+            let token = try server.login("owner@acme.test")
+            // Hold the writer, so the first request stays "being processed".
+            let release = DispatchSemaphore(value: 0)
+            let holding = DispatchSemaphore(value: 0)
+            server.store.writeAsync({ _ in
+                holding.signal()
+                release.wait()
+            }, completion: { _ in })
+            holding.wait()
+
+            let first = Mutex<LoopbackHTTPClient.Response?>(nil)
+            let firstDone = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                let answer = try? server.client().send("POST", "/api/visitors", token: token,
+                                                       headers: ["Idempotency-Key": "visit-42"], json: ["name": "Ana Pop"])
+                first.withLock { $0 = answer }
+                firstDone.signal()
+            }
+            let deadline = Date().addingTimeInterval(10)
+            while server.server.application.idempotentRequestsInProgress == 0 && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            #expect(server.server.application.idempotentRequestsInProgress == 1)
+
+            let second = try server.client().send("POST", "/api/visitors", token: token,
+                                                  headers: ["Idempotency-Key": "visit-42"], json: ["name": "Ana Pop"])
+            #expect(second.status == 409)
+            #expect((second.json?["error"] as? [String: Any])?["code"] as? String == "CONFLICT")
+
+            release.signal()
+            firstDone.wait()
+            let created = try #require(first.withLock { $0 })
+            #expect(created.status == 201)
+            // Once done, the same key replays the stored answer.
+            let replay = try server.client().send("POST", "/api/visitors", token: token,
+                                                  headers: ["Idempotency-Key": "visit-42"], json: ["name": "Ana Pop"])
+            #expect(replay.status == 201)
+            #expect(replay.headers["idempotent-replayed"] == "true")
+            #expect(replay.body == created.body)
+        }
+    }
+}
