@@ -270,28 +270,26 @@ enum ClientCommands {
         try reader.finish()
         let read = try context.core().approvals()
         noteIfCached(read, context)
-        if asJSON {
-            context.terminal.out(json(read.value))
-        } else if read.value.items.isEmpty {
-            context.terminal.out("no visitors are waiting for approval")
-        } else {
-            for visitor in read.value.items { context.terminal.out(visitorLine(visitor, now: context.clock.now())) }
-        }
+        printVisitors(read.value, asJSON: asJSON, whenEmpty: "no visitors are waiting for approval", context)
         return 0
+    }
+
+    /// A page of visitors: its JSON, one line per visitor, or what an empty page means.
+    static func printVisitors(_ page: Page<Visitor>, asJSON: Bool, whenEmpty: String, _ context: Context) {
+        if asJSON {
+            context.terminal.out(json(page))
+        } else if page.items.isEmpty {
+            context.terminal.out(whenEmpty)
+        } else {
+            for visitor in page.items { context.terminal.out(visitorLine(visitor, now: context.clock.now())) }
+        }
     }
 
     static func lookup(_ reader: inout ArgumentReader, _ context: Context) throws -> Int32 {
         let asJSON = reader.flag("--json")
         let query = try positional(&reader, "QUERY")
         try reader.finish()
-        let page = try context.core().lookup(query)
-        if asJSON {
-            context.terminal.out(json(page))
-        } else if page.items.isEmpty {
-            context.terminal.out("no visitor matches \(query)")
-        } else {
-            for visitor in page.items { context.terminal.out(visitorLine(visitor, now: context.clock.now())) }
-        }
+        printVisitors(try context.core().lookup(query), asJSON: asJSON, whenEmpty: "no visitor matches \(query)", context)
         return 0
     }
 
