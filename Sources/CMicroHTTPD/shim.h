@@ -12,6 +12,8 @@
 
 /// Starts a daemon bound to `address` (port 0 picks a free one) with an internal thread
 /// pool of `pool_size` threads (1 = a single internal polling thread).
+/// libmicrohttpd's default SO_REUSEADDR lets a restarted server take its port back at once;
+/// SO_REUSEPORT is deliberately not asked for, so two live servers can never share a port.
 static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
                                                     const struct sockaddr *address,
                                                     unsigned int pool_size,
@@ -28,7 +30,6 @@ static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
                                 MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                                 MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-                                MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
                                 MHD_OPTION_END);
     }
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
@@ -36,7 +37,6 @@ static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
                             MHD_OPTION_END);
 }
 
