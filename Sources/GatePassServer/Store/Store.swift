@@ -66,11 +66,6 @@ public final class Store: Sendable {
         writer.close()
         readers.close()
     }
-
-    /// Whether the database answers a trivial query (for /api/healthz).
-    func isHealthy() -> Bool {
-        (try? read { try $0.scalarInt("SELECT 1") }) == 1
-    }
 }
 
 /// Conversions between the domain's types and the columns.
