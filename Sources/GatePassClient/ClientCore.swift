@@ -227,10 +227,8 @@ public final class ClientCore: Sendable {
     /// the dead letters; a failure to reach the server leaves it queued.
     func mutate(kind: String, method: String, path: String, body: some Encodable, credential: OutboxEntry.Credential,
                 scannedAt: Date? = nil) throws(ClientError) -> MutationOutcome {
-        let session = try requireSession()
-        let text = CanonicalJSON.string(body)
-        let entry = try store.enqueue(kind: kind, method: method, url: session.server + path, body: text,
-                                      credential: credential, scannedAt: scannedAt, now: clock.now())
+        let entry = try enqueue(kind: kind, method: method, path: path, body: body, credential: credential,
+                                scannedAt: scannedAt)
         if try store.isDrainPaused() {
             return .needsLogin(entry, message: try store.drainPauseReason() ?? "log in again")
         }
@@ -255,16 +253,25 @@ public final class ClientCore: Sendable {
     /// Queues a check-in without trying it now, for a gate that already knows the server
     /// is unreachable (no connect timeout per scan); the drain sends it.
     public func queueCheckIn(code: String, confirmApprovalRequest: Bool) throws(ClientError) -> OutboxEntry {
-        let session = try requireSession()
-        return try store.enqueue(kind: "checkin", method: "POST", url: session.server + "/api/visitor-scanner/checkin",
-                                 body: CanonicalJSON.string(CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest)),
-                                 credential: .scanner, scannedAt: clock.now(), now: clock.now())
+        try enqueue(kind: "checkin", method: "POST", path: Self.checkInPath,
+                    body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
+                    credential: .scanner, scannedAt: clock.now())
     }
 
     public func checkIn(code: String, confirmApprovalRequest: Bool) throws(ClientError) -> MutationOutcome {
-        try mutate(kind: "checkin", method: "POST", path: "/api/visitor-scanner/checkin",
+        try mutate(kind: "checkin", method: "POST", path: Self.checkInPath,
                    body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
                    credential: .scanner, scannedAt: clock.now())
+    }
+
+    static let checkInPath = "/api/visitor-scanner/checkin"
+
+    /// Writes a mutation of the current session to the outbox, durably, with sorted-key JSON.
+    private func enqueue(kind: String, method: String, path: String, body: some Encodable,
+                         credential: OutboxEntry.Credential, scannedAt: Date?) throws(ClientError) -> OutboxEntry {
+        let session = try requireSession()
+        return try store.enqueue(kind: kind, method: method, url: session.server + path, body: CanonicalJSON.string(body),
+                                 credential: credential, scannedAt: scannedAt, now: clock.now())
     }
 
     public func checkOut(code: String) throws(ClientError) -> MutationOutcome {

@@ -133,11 +133,8 @@ enum ClientCommands {
         }
     }
 
-    static func json<T: Encodable>(_ value: T) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try! encoder.encode(value), as: UTF8.self)
-    }
+    /// `--json` output: stable (sorted keys), the same encoding the outbox stores.
+    static func json<T: Encodable>(_ value: T) -> String { CanonicalJSON.string(value) }
 
     static func age(_ date: Date, now: Date) -> String {
         let seconds = max(0, Int(now.timeIntervalSince(date)))

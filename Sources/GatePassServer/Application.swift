@@ -194,7 +194,8 @@ public final class GatePassApplication: HTTPResponder {
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw APIError.badRequest("Idempotency-Key must be 1 to 255 printable ASCII characters")
         }
-        let slot = principal.idempotencyScope + "\n" + key
+        let scope = principal.idempotencyScope
+        let slot = scope + "\n" + key
         let claimed = keysInProgress.withLock { $0.insert(slot).inserted }
         guard claimed else {
             throw APIError.conflict("a request with this Idempotency-Key is still being processed; retry later")
@@ -202,7 +203,6 @@ public final class GatePassApplication: HTTPResponder {
         let fingerprint = HMACSHA256.authenticate(
             key: fingerprintKey,
             message: Array("\(call.request.method)\n\(call.request.path)\n".utf8) + call.request.body)
-        let scope = principal.idempotencyScope
         store.writeAsync({ db -> (HTTPResponse, Bool) in
             if let stored = try IdempotencyRecords.find(scope: scope, key: key, db) {
                 guard stored.fingerprint == fingerprint else {
@@ -217,7 +217,7 @@ public final class GatePassApplication: HTTPResponder {
             do {
                 response = try db.inSavepoint { try self.write(call, db) }
             } catch {
-                response = self.errorResponse(error, routeName: call.route.pathPattern)
+                response = self.errorResponse(error, routeName: routeName)
             }
             if response.status < 500 {
                 try IdempotencyRecords.insert(scope: scope, key: key, fingerprint: fingerprint, response: response,
