@@ -33,34 +33,50 @@ import Testing
         try run(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                  "-out", "server.pem", "-days", "1", "-extfile", "san.ext"], in: directory)
 
-        let port = Int.random(in: 20_000...40_000)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-www", "-quiet"]
-        server.currentDirectoryURL = URL(fileURLWithPath: directory)
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        server.standardInput = FileHandle.nullDevice
-        try server.run()
-        // SIGKILL: a child inherits ignored signals, and the test runner may ignore SIGTERM.
-        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-
-        let request = CurlRequest(method: "GET", url: "https://127.0.0.1:\(port)/")
-        // Wait until it listens (a refused connection means not yet).
+        // s_server cannot report an ephemeral port, so pick one below the kernel's ephemeral
+        // range; if it is taken the process exits and another is tried. A loaded CI machine can
+        // take seconds to start it, so wait while the process is alive rather than a fixed time.
         var lastError: TransportError?
-        for _ in 0..<50 {
-            do {
-                _ = try CurlSession(options: .init(connectTimeout: .seconds(1), requestTimeout: .seconds(3))).perform(request)
-                lastError = nil
-                break
-            } catch {
-                lastError = error
-                if case .cannotConnect = error { Thread.sleep(forTimeInterval: 0.1); continue }
-                break
+        var port = 0
+        var server: Process?
+        defer { if let server { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() } }
+        attempts: for _ in 0..<5 {
+            port = Int.random(in: 20_000...32_000)
+            let candidate = Process()
+            candidate.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            candidate.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-www", "-quiet"]
+            candidate.currentDirectoryURL = URL(fileURLWithPath: directory)
+            candidate.standardOutput = FileHandle.nullDevice
+            FileManager.default.createFile(atPath: directory + "/s_server.log", contents: nil)
+            candidate.standardError = FileHandle(forWritingAtPath: directory + "/s_server.log")
+            candidate.standardInput = FileHandle.nullDevice
+            try candidate.run()
+            // SIGKILL: a child inherits ignored signals, and the test runner may ignore SIGTERM.
+            server = candidate
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                do {
+                    _ = try CurlSession(options: .init(connectTimeout: .seconds(1), requestTimeout: .seconds(3)))
+                        .perform(CurlRequest(method: "GET", url: "https://127.0.0.1:\(port)/"))
+                    lastError = nil
+                    break attempts
+                } catch {
+                    lastError = error
+                    guard case .cannotConnect = error else { break attempts }
+                    if !candidate.isRunning { break }   // port taken: try another
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
             }
+            kill(candidate.processIdentifier, SIGKILL)
+            candidate.waitUntilExit()
+            server = nil
         }
+        let request = CurlRequest(method: "GET", url: "https://127.0.0.1:\(port)/")
         // Not trusted by default.
-        guard case .tls = lastError else { Issue.record("expected a TLS refusal, got \(String(describing: lastError))"); return }
+        guard case .tls = lastError else {
+            let log = (try? String(contentsOfFile: directory + "/s_server.log", encoding: .utf8)) ?? ""
+            Issue.record("expected a TLS refusal, got \(String(describing: lastError)); s_server said: \(log)"); return
+        }
         #expect(ClientError.from(lastError!).isRetryable == false)
 
         // Trusted once the CA file is named.
