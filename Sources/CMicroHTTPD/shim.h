@@ -19,6 +19,7 @@ static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
                                                     unsigned int pool_size,
                                                     unsigned int connection_timeout_seconds,
                                                     size_t connection_memory_limit,
+                                                    unsigned int connection_limit,
                                                     MHD_AccessHandlerCallback handler,
                                                     void *handler_context,
                                                     MHD_RequestCompletedCallback completed,
@@ -29,6 +30,7 @@ static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
                                 MHD_OPTION_THREAD_POOL_SIZE, pool_size,
                                 MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                                MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                                 MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                                 MHD_OPTION_END);
     }
@@ -36,6 +38,7 @@ static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                             MHD_OPTION_END);
 }
@@ -45,6 +48,11 @@ static inline uint16_t gatepass_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
 }
+
+/// The content reader's "the stream has ended" and a body of unknown size; both are macros
+/// with casts, which Swift does not import.
+static inline ssize_t gatepass_mhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+static inline uint64_t gatepass_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 
 static inline enum MHD_Result gatepass_mhd_yes(void) { return MHD_YES; }
 static inline enum MHD_Result gatepass_mhd_no(void) { return MHD_NO; }

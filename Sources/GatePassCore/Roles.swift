@@ -74,6 +74,14 @@ public enum APIRoute: String, Sendable, CaseIterable {
     case checkpointsList = "GET /api/checkpoints"
     case checkpointsCreate = "POST /api/checkpoints"
 
+    case eventsStream = "GET /api/events"
+    case notificationsList = "GET /api/notifications"
+    case notificationsRead = "POST /api/notifications/:id/read"
+    case notificationsDelete = "DELETE /api/notifications/:id"
+    /// Not in api.md: what `gatepass push-test --server` and `gatepass push-deliveries --server` call.
+    case adminPushTest = "POST /api/admin/push-test"
+    case adminPushDeliveries = "GET /api/admin/push-deliveries"
+
     case healthz = "GET /api/healthz"
     case metrics = "GET /metrics"
 
@@ -113,7 +121,11 @@ public enum Permissions {
              .visitorsDeviceRegister, .visitorsDeviceUnregister, .checkpointsCreate: .users(managers)
         case .approverMe, .approverList, .approverGet, .approverApprove, .approverReject,
              .approverDeviceRegister, .approverDeviceUnregister: .users([.approver])
-        case .checkpointsList: .users(allUsers)
+        case .checkpointsList, .notificationsList: .users(allUsers)
+        // PLATFORM_ADMIN makes no mutations through the API.
+        case .notificationsRead, .notificationsDelete: .users([.owner, .admin, .approver])
+        case .adminPushTest, .adminPushDeliveries: .users(managers)
+        case .eventsStream: .scannerAnd(allUsers)
         case .scannerToken: .scannerIssuers
         case .scannerStats: .scannerAnd(managers)
         case .scannerHistory: .scannerAnd(readers)

@@ -19,6 +19,7 @@ public final class GatePassApplication: HTTPResponder {
     let otp: OneTimePasswords
     let metrics = Metrics()
     let statsCache = StatsCache()
+    let eventHub: EventHub
     let router = Router()
     let timeZone: TimeZone
     let devMode: Bool
@@ -44,6 +45,10 @@ public final class GatePassApplication: HTTPResponder {
             secret: secret, devMode: devMode)
         timeZone = configuration.resolvedTimeZone
         fingerprintKey = secret.key(for: "idempotency-fingerprint")
+        eventHub = EventHub(store: store, clock: clock,
+                            settings: .init(pingInterval: .seconds(configuration.eventPingSeconds),
+                                            pushFailAfterSeconds: configuration.pushFailAfterSeconds),
+                            logSink: logSink)
     }
 
     /// One request as the handlers see it.
@@ -125,7 +130,13 @@ public final class GatePassApplication: HTTPResponder {
             }
             return Call(request: request, route: route, parameters: parameters, principal: principal, now: now)
         }
-        if route.method == "POST" {
+        if route == .adminPushTest {
+            let principal = try store.read { db in try authenticate(request, now: now, db) }
+            let name = route.pathPattern
+            try pushTest(try authorized(principal)) { later($0, name) }
+            return nil
+        }
+        if route.method != "GET" {
             let principal = try store.read { db in try authenticate(request, now: now, db) }
             let name = route.pathPattern
             try runWrite(try authorized(principal)) { later($0, name) }
@@ -178,12 +189,13 @@ public final class GatePassApplication: HTTPResponder {
 
     // MARK: - Writes and idempotency
 
-    /// Runs a POST in the writer's next group commit and replies after the commit.
+    /// Runs a POST or DELETE in the writer's next group commit and replies after the commit.
     /// Throws only for problems found before anything is queued.
     private func runWrite(_ call: Call, reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let routeName = call.route.pathPattern
         guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
-            store.writeAsync({ db in try self.write(call, db) }) { result in
+            store.writeAsync({ db in try self.write(call, db) }) { [eventHub] result in
+                eventHub.committed()
                 switch result {
                 case .success(let response): reply(response)
                 case .failure(let error): reply(self.errorResponse(error, routeName: routeName))
@@ -225,6 +237,7 @@ public final class GatePassApplication: HTTPResponder {
             }
             return (response, false)
         }) { [self] result in
+            eventHub.committed()
             _ = keysInProgress.withLock { $0.remove(slot) }
             switch result {
             case .success(let (response, replayed)):
@@ -245,6 +258,8 @@ public final class GatePassApplication: HTTPResponder {
                 try db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", [now.addingTimeInterval(-retention).milliseconds])
                 try db.execute("DELETE FROM otp_sends WHERE sent_at < ?", [now.addingTimeInterval(-3600).milliseconds])
                 try db.execute("DELETE FROM otp_codes WHERE expires_at < ?", [now.addingTimeInterval(-3600).milliseconds])
+                let eventCutoff = now.addingTimeInterval(-TimeInterval(self.configuration.eventRetentionHours * 3600))
+                try EventLog.purge(olderThan: eventCutoff, db)
             }
         } catch {
             logSink.log("purge failed: \(error)")

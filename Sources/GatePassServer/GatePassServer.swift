@@ -28,11 +28,13 @@ public final class GatePassServer: @unchecked Sendable {
                                               logSink: logSink, devMode: devMode)
         let http = HTTPServer(
             configuration: .init(host: configuration.host, port: UInt16(configuration.port), threads: configuration.threads,
-                                 bodyLimit: configuration.bodyLimitBytes),
+                                 bodyLimit: configuration.bodyLimitBytes, connectionLimit: configuration.maxConnections),
             responder: application)
         do {
+            try application.eventHub.start()
             port = try http.start()
         } catch {
+            application.eventHub.stop()
             store.close()
             throw error
         }
@@ -53,6 +55,8 @@ public final class GatePassServer: @unchecked Sendable {
     /// (queued writes committed, WAL checkpointed).
     public func stop(grace: Duration = .seconds(10)) {
         maintenance.cancel()
+        // Streams end first: they never finish by themselves, and the hub reads the store.
+        application.eventHub.stop()
         http.stop(grace: grace)
         store.close()
     }

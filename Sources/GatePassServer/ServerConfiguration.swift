@@ -40,6 +40,15 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var metricsToken: String?
     /// IANA time zone for "today" (validity defaults, stats); default the machine's.
     public var timeZone: String?
+    /// How long events (and so notification lists and push deliveries) are kept; api.md
+    /// asks for at least 24 hours of replay.
+    public var eventRetentionHours: Int = 720
+    /// An idle event stream gets a `: ping` this often (api.md: at least every 15 s).
+    public var eventPingSeconds: Int = 10
+    /// A push delivery still pending after this long is marked failed.
+    public var pushFailAfterSeconds: Int = 300
+    /// Open connections at most, event streams included.
+    public var maxConnections: Int = 4_096
 
     public init() {}
 
@@ -47,6 +56,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case host, port, database, secretFile, otpLifetimeSeconds, otpMaxWrongTries, otpSendsPerHour
         case otpResendIntervalSeconds, otpDeliveryCommand, tokenLifetimeSeconds, scannerTokenLifetimeSeconds
         case bodyLimitBytes, threads, idempotencyRetentionHours, sqliteSynchronous, metricsToken, timeZone
+        case eventRetentionHours, eventPingSeconds, pushFailAfterSeconds, maxConnections
     }
 
     // Every key is optional in the file: what it leaves out keeps its default.
@@ -70,6 +80,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         sqliteSynchronous = try c.decodeIfPresent(String.self, forKey: .sqliteSynchronous) ?? d.sqliteSynchronous
         metricsToken = try c.decodeIfPresent(String.self, forKey: .metricsToken)
         timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
+        eventRetentionHours = try c.decodeIfPresent(Int.self, forKey: .eventRetentionHours) ?? d.eventRetentionHours
+        eventPingSeconds = try c.decodeIfPresent(Int.self, forKey: .eventPingSeconds) ?? d.eventPingSeconds
+        pushFailAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .pushFailAfterSeconds) ?? d.pushFailAfterSeconds
+        maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
     }
 
     /// Reads a configuration file; every problem is named in the error.
@@ -104,6 +118,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require(idempotencyRetentionHours >= 24, "idempotencyRetentionHours must be at least 24 (api.md)")
         try require(["OFF", "NORMAL", "FULL", "EXTRA"].contains(sqliteSynchronous.uppercased()),
                     "sqliteSynchronous must be OFF, NORMAL, FULL or EXTRA")
+        try require(eventRetentionHours >= 24, "eventRetentionHours must be at least 24 (api.md)")
+        try require((1...15).contains(eventPingSeconds), "eventPingSeconds must be between 1 and 15 (api.md)")
+        try require(pushFailAfterSeconds > 0, "pushFailAfterSeconds must be positive")
+        try require((16...1_000_000).contains(maxConnections), "maxConnections must be between 16 and 1000000")
         try require(timeZone.map { TimeZone(identifier: $0) != nil } ?? true,
                     "timeZone must be an IANA zone such as Europe/Bucharest")
     }

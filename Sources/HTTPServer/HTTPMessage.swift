@@ -30,16 +30,36 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// A body produced over time instead of `body` (server-sent events): sent chunked, for as
+    /// long as the client stays and the stream does not end.
+    public var stream: (any HTTPStreamBody)?
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                stream: (any HTTPStreamBody)? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.stream = stream
     }
 
     public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
+}
+
+/// A response body that is written as it becomes ready, without holding a thread.
+///
+/// While the body has nothing to send its connection is suspended; `wake` resumes it. So an
+/// idle stream costs a socket and some memory, never a pool thread.
+public protocol HTTPStreamBody: AnyObject, Sendable {
+    /// Called once, when the response starts. Call `wake` after new bytes are ready, never
+    /// while holding a lock that `read` takes.
+    func start(wake: @escaping @Sendable () -> Void)
+    /// Copies ready bytes into `buffer` and returns how many; 0 when there is nothing yet;
+    /// nil when the stream is over (the server then ends the response).
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int?
+    /// The response is finished: the client went away, the stream ended or the server stopped.
+    func finished()
 }
 
 /// What the server calls for each request, on one of its pool threads.

@@ -15,22 +15,28 @@ public final class HTTPServer: Sendable {
         public var threads: Int
         public var bodyLimit: Int
         public var connectionTimeoutSeconds: Int
+        /// Open connections at most (event streams included); each needs a file descriptor.
+        public var connectionLimit: Int
 
         public init(host: String = "127.0.0.1", port: UInt16 = 0, threads: Int = 4, bodyLimit: Int = 65_536,
-                    connectionTimeoutSeconds: Int = 30) {
+                    connectionTimeoutSeconds: Int = 30, connectionLimit: Int = 4_096) {
             self.host = host
             self.port = port
             self.threads = threads
             self.bodyLimit = bodyLimit
             self.connectionTimeoutSeconds = connectionTimeoutSeconds
+            self.connectionLimit = connectionLimit
         }
     }
 
     public let configuration: Configuration
     let responder: any HTTPResponder
     private let daemon = Mutex<OpaquePointer?>(nil)
-    /// Requests begun and not yet completed, for a graceful stop.
+    /// Requests begun and not yet completed, for a graceful stop. Streams are not counted:
+    /// they never complete by themselves.
     let inFlight = Atomic<Int>(0)
+    /// Streaming responses under way, ended by `stop`.
+    let streams = Mutex<[ObjectIdentifier: StreamState]>([:])
     private let boundPort = Atomic<UInt16>(0)
 
     public init(configuration: Configuration, responder: any HTTPResponder) {
@@ -57,6 +63,7 @@ public final class HTTPServer: Sendable {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 gatepass_mhd_start(UInt32(flags), socketAddress, UInt32(max(1, configuration.threads)),
                                    UInt32(configuration.connectionTimeoutSeconds), 128 * 1024,
+                                   UInt32(max(1, configuration.connectionLimit)),
                                    accessHandler, context, completedHandler, context)
             }
         }
@@ -84,6 +91,12 @@ public final class HTTPServer: Sendable {
         while inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.01)
         }
+        // End every stream: a suspended connection is resumed so that its reader says "over".
+        for stream in streams.withLock({ Array($0.values) }) { stream.end() }
+        let streamsDeadline = ContinuousClock.now + .seconds(1)
+        while !streams.withLock({ $0.isEmpty }) && ContinuousClock.now < streamsDeadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         MHD_stop_daemon(running)
     }
 
@@ -102,6 +115,76 @@ final class RequestState: @unchecked Sendable {
     let lock = NSLock()
     var response: HTTPResponse?
     var suspended = false
+    /// The answer is a stream, which no longer counts as in flight.
+    var streaming = false
+}
+
+/// One streaming response: its body and whether its connection is suspended waiting for it.
+final class StreamState: @unchecked Sendable {
+    let body: any HTTPStreamBody
+    let server: HTTPServer
+    private let connectionAddress: UInt
+    // Guards `suspended`, `ending` and `closed`; the reader holds it across body.read and
+    // suspend so that a wake in between cannot be lost.
+    private let lock = NSLock()
+    private var suspended = false
+    private var ending = false
+    private var closed = false
+
+    init(body: any HTTPStreamBody, server: HTTPServer, connection: OpaquePointer) {
+        self.body = body
+        self.server = server
+        connectionAddress = UInt(bitPattern: connection)
+    }
+
+    /// libmicrohttpd asks for more of the body.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !ending, let count = body.read(into: buffer) else { return gatepass_mhd_end_of_stream() }
+        if count > 0 { return count }
+        // Nothing yet: returning 0 alone would make libmicrohttpd poll us in a loop.
+        suspended = true
+        if let connection = OpaquePointer(bitPattern: connectionAddress) { MHD_suspend_connection(connection) }
+        return 0
+    }
+
+    func wake() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard suspended, !closed else { return }
+        suspended = false
+        if let connection = OpaquePointer(bitPattern: connectionAddress) { MHD_resume_connection(connection) }
+    }
+
+    /// Ends the stream at the next read.
+    func end() {
+        lock.lock()
+        ending = true
+        lock.unlock()
+        wake()
+    }
+
+    /// libmicrohttpd is done with the response (the connection is closing).
+    func close() {
+        lock.lock()
+        closed = true
+        lock.unlock()
+        body.finished()
+        server.streams.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(self)) }
+    }
+}
+
+private let streamReader: MHD_ContentReaderCallback = { context, _, buffer, max in
+    guard let context, let buffer else { return gatepass_mhd_end_of_stream() }
+    let state = Unmanaged<StreamState>.fromOpaque(context).takeUnretainedValue()
+    return state.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: max))
+}
+
+private let streamFinished: MHD_ContentReaderFreeCallback = { context in
+    guard let context else { return }
+    let state = Unmanaged<StreamState>.fromOpaque(context).takeRetainedValue()
+    state.close()
 }
 
 private let accessHandler: MHD_AccessHandlerCallback = {
@@ -146,10 +229,13 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 
 private let completedHandler: MHD_RequestCompletedCallback = { context, _, requestState, _ in
     guard let context, let requestState, let stateRaw = requestState.pointee else { return }
-    Unmanaged<RequestState>.fromOpaque(stateRaw).release()
-    requestState.pointee = nil
+    defer {
+        Unmanaged<RequestState>.fromOpaque(stateRaw).release()
+        requestState.pointee = nil
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(stateRaw).takeUnretainedValue()
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-    server.inFlight.subtract(1, ordering: .relaxed)
+    if !state.streaming { server.inFlight.subtract(1, ordering: .relaxed) }
 }
 
 /// Collects key/value pairs from `MHD_get_connection_values`.
@@ -210,12 +296,36 @@ extension HTTPServer {
         if let response = state.response {
             state.response = nil
             state.lock.unlock()
+            if let stream = response.stream {
+                state.streaming = true
+                inFlight.subtract(1, ordering: .relaxed)
+                return queueStream(response, stream, on: connection)
+            }
             return Self.queue(response, on: connection)
         }
         state.suspended = true
         MHD_suspend_connection(connection)
         state.lock.unlock()
         return gatepass_mhd_yes()
+    }
+
+    fileprivate func queueStream(_ response: HTTPResponse, _ body: any HTTPStreamBody,
+                                 on connection: OpaquePointer) -> MHD_Result {
+        let stream = StreamState(body: body, server: self, connection: connection)
+        streams.withLock { $0[ObjectIdentifier(stream)] = stream }
+        let context = Unmanaged.passRetained(stream).toOpaque()
+        guard let mhdResponse = MHD_create_response_from_callback(gatepass_mhd_size_unknown(), 4_096, streamReader,
+                                                                  context, streamFinished) else {
+            Unmanaged<StreamState>.fromOpaque(context).release()
+            streams.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(stream)) }
+            return gatepass_mhd_no()
+        }
+        defer { MHD_destroy_response(mhdResponse) }
+        for header in response.headers {
+            _ = MHD_add_response_header(mhdResponse, header.name, header.value)
+        }
+        body.start { [weak stream] in stream?.wake() }
+        return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
     }
 
     static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {

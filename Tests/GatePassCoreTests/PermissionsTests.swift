@@ -71,6 +71,15 @@ struct PermissionsTests {
         (.scannerWalkIn,             "U F F F F F A"),
         (.scannerOnSite,             "U F F F F F A"),
         (.scannerExpected,           "U F F F F F A"),
+        // events: any token (PLATFORM_ADMIN gets an empty stream); notifications: any user,
+        // but PLATFORM_ADMIN makes no mutations
+        (.eventsStream,              "U A A A A A A"),
+        (.notificationsList,         "U A A A A A F"),
+        (.notificationsRead,         "U A A A A F F"),
+        (.notificationsDelete,       "U A A A A F F"),
+        // push-test and the delivery log (not in api.md): OWNER, ADMIN
+        (.adminPushTest,             "U A A F F F F"),
+        (.adminPushDeliveries,       "U A A F F F F"),
     ]
 
     static func expected(for route: APIRoute) -> [Principal: Access]? {
@@ -114,7 +123,8 @@ struct PermissionsTests {
 
     @Test(arguments: APIRoute.allCases)
     func scannerTokenReachesOnlyScannerRoutesOtherThanTokenIssue(route: APIRoute) {
-        let scannerRoute = route.pathPattern.hasPrefix("/api/visitor-scanner/") && route != .scannerToken
+        let scannerRoute = (route.pathPattern.hasPrefix("/api/visitor-scanner/") && route != .scannerToken)
+            || route == .eventsStream
         let expected: Access = Self.publicRoutes.contains(route) || scannerRoute ? .allowed : .forbidden
         #expect(Permissions.access(.scanner, to: route) == expected)
     }

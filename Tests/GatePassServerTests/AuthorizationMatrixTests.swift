@@ -63,6 +63,15 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         .checkpointsList:               [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403],
         .checkpointsCreate:             [201,  201,  403,  403,  403,  403,  401,  401,  201,  403,  403],
 
+        // The stream's status line and headers only (the body never ends); PLATFORM_ADMIN gets an empty stream.
+        .eventsStream:                  [200,  200,  200,  200,  200,  200,  401,  401,  200,  200,  200],
+        .notificationsList:             [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403],
+        // The cell's notification is the first organization's walk-in: another organization gets 404.
+        .notificationsRead:             [200,  200,  200,  200,  403,  403,  401,  401,  404,  404,  403],
+        .notificationsDelete:           [204,  204,  204,  204,  403,  403,  401,  401,  404,  404,  403],
+        .adminPushTest:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
+        .adminPushDeliveries:           [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
+
         .healthz:                       [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200],
         // /metrics has its own credential (metricsToken, not configured here): user tokens are not looked at.
         .metrics:                       [200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200],
@@ -191,6 +200,20 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         case .checkpointsCreate: return ("POST", "/api/checkpoints", ["name": "Gate \(cell)"])
         case .healthz: return ("GET", "/api/healthz", nil)
         case .metrics: return ("GET", "/metrics", nil)
+        case .eventsStream: return ("GET", "/api/events", nil)
+        case .notificationsList: return ("GET", "/api/notifications", nil)
+        case .notificationsRead: return ("POST", "/api/notifications/\(try newNotification())/read", nil)
+        case .notificationsDelete: return ("DELETE", "/api/notifications/\(try newNotification())", nil)
+        case .adminPushTest: return ("POST", "/api/admin/push-test", ["waitSeconds": 0])
+        case .adminPushDeliveries: return ("GET", "/api/admin/push-deliveries?token=device-\(cell)", nil)
+        }
+        /// A walk-in at the first organization's gate: unassigned, so every user of that
+        /// organization has it in their list. Its id is the newest of the setup owner's list.
+        func newNotification() throws -> String {
+            _ = try server.client().send("POST", "/api/visitor-scanner/walk-in-arrived", token: world.scanner,
+                                         json: ["name": "Walk In \(cell)"])
+            let list = try server.get("/api/notifications?limit=1", token: world.setupToken)
+            return try #require(list.items.first?["id"] as? String)
         }
     }
 
@@ -208,7 +231,10 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
                     headers["Content-Type"] = "application/json"
                     bytes = Array(try JSONSerialization.data(withJSONObject: body))
                 }
-                let answer = try server.client().send(method, path, headers: headers, body: bytes)
+                // The event stream never ends: only its status line and headers are read.
+                let answer = route == .eventsStream
+                    ? try SSETestClient(port: server.port, headers: headers).answer
+                    : try server.client().send(method, path, headers: headers, body: bytes)
                 let expected = Self.expected(route, caller)
                 #expect(answer.status == expected, "\(route.rawValue) as \(caller): \(answer.status) \(answer.text)")
                 switch expected {

@@ -22,7 +22,11 @@ extension GatePassApplication {
         case .adminHistoryCSV: return try scanHistoryCSV(call, db)
         case .checkpointsList: return try listCheckpoints(call, db)
         case .healthz: return try healthz(db)
-        case .metrics, .authSendOTP, .authVerifyOTP, .authLogout, .visitorsCreate, .visitorsCancel,
+        case .eventsStream: return try openEventStream(call, db)
+        case .notificationsList: return try listNotifications(call, db)
+        case .adminPushDeliveries: return try pushDeliveries(call, db)
+        case .notificationsRead, .notificationsDelete, .adminPushTest,
+             .metrics, .authSendOTP, .authVerifyOTP, .authLogout, .visitorsCreate, .visitorsCancel,
              .visitorsApprove, .visitorsReject, .visitorsDeviceRegister, .visitorsDeviceUnregister,
              .approverApprove, .approverReject, .approverDeviceRegister, .approverDeviceUnregister,
              .scannerToken, .scannerCheckIn, .scannerCheckOut, .scannerWalkIn, .checkpointsCreate:
@@ -49,7 +53,11 @@ extension GatePassApplication {
         case .scannerCheckOut: return try checkOut(call, db)
         case .scannerWalkIn: return try walkIn(call, db)
         case .checkpointsCreate: return try createCheckpoint(call, db)
-        case .authDevPeekOTP, .authMe, .visitorsList, .visitorsAdminMe, .visitorsGet, .visitorsPass, .approverMe,
+        case .notificationsRead: return try readNotification(call, db)
+        case .notificationsDelete: return try deleteNotification(call, db)
+        case .adminPushTest: preconditionFailure("push-test answers after its deliveries, not in a transaction")
+        case .eventsStream, .notificationsList, .adminPushDeliveries,
+             .authDevPeekOTP, .authMe, .visitorsList, .visitorsAdminMe, .visitorsGet, .visitorsPass, .approverMe,
              .approverList, .approverGet, .scannerStats, .scannerHistory, .scannerLookup, .scannerOnSite,
              .scannerExpected, .adminHistoryCSV, .checkpointsList, .healthz, .metrics:
             preconditionFailure("\(call.route) is not a POST route")

@@ -93,6 +93,10 @@ extension GatePassApplication {
         scan.result = decision.result
         scan.visitorId = record.visitor.id
         try scan.insert(organizationId: caller.organizationId, db)
+        if let event = decision.event, let kind = EventKind(rawValue: event.rawValue) {
+            try EventLog.appendVisitorEvent(kind, visitor: decision.visitor, organizationId: caller.organizationId,
+                                            checkpointId: checkpointId, scanId: scan.id, now: call.now, db)
+        }
         metrics.recordCheckIn(result: decision.result.rawValue)
         return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id))
     }
@@ -119,7 +123,11 @@ extension GatePassApplication {
             throw APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)")
         }
         let (result, updated) = CheckOut.decide(visitor: record.visitor, at: call.now)
-        if result == .checkedOut { try VisitorRecords.updateState(updated, from: record.visitor, db) }
+        if result == .checkedOut {
+            try VisitorRecords.updateState(updated, from: record.visitor, db)
+            try EventLog.appendVisitorEvent(.visitorDeparted, visitor: updated, organizationId: record.organizationId,
+                                            checkpointId: call.caller.checkpointId, now: call.now, db)
+        }
         return JSONBody.response(CheckOutAnswer(result: result, visitor: updated))
     }
 
@@ -151,6 +159,8 @@ extension GatePassApplication {
                     status: .awaitingApproval, validity: ValidityWindow.day(containing: call.now, in: timeZone),
                     createdAt: call.now, approvalRequestedAt: call.now)
         }
+        try EventLog.appendVisitorEvent(.requestCreated, visitor: visitor, organizationId: caller.organizationId,
+                                        checkpointId: caller.checkpointId, now: call.now, db)
         return JSONBody.response(status: 201, WalkInAnswer(result: .awaitingApproval, visitor: visitor))
     }
 

@@ -127,6 +127,9 @@ extension GatePassApplication {
         let record = try visibleVisitor(call, db)
         let updated = try decision.apply(to: record.visitor, by: call.caller.user.id, note: note, at: call.now)
         try VisitorRecords.updateState(updated, from: record.visitor, db)
+        // The decision reaches the checkpoint that asked for it (api.md: the scanner that requested approval).
+        try EventLog.appendVisitorEvent(.visitorDecided, visitor: updated, organizationId: record.organizationId,
+                                        checkpointId: record.approvalCheckpointId, now: call.now, db)
         return JSONBody.response(updated)
     }
 

@@ -138,5 +138,50 @@ enum Schema {
         );
         CREATE INDEX idempotency_age ON idempotency_keys(created_at);
         """),
+        // The event log is a transactional outbox: each row is written in the transaction of
+        // the change it reports. Audience columns let the stream and the notification lists
+        // filter without decoding `data`. Notification lists are derived from it (plus the
+        // small marks table) so a change never writes one row per concerned user.
+        Migration("0002-events", """
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            organization_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            visitor_id TEXT,
+            -- The visitor's assigned approver when the event happened; NULL = unassigned.
+            approver_id TEXT,
+            -- Scanner tokens of this checkpoint receive the event.
+            checkpoint_id TEXT,
+            -- Set: the event is for this user only (notification.*, push.test).
+            user_id TEXT,
+            -- Set: only a stream that presented this device token receives it (push.test).
+            device_token TEXT,
+            -- Set: the event lands in the notification lists of its audience, with this title.
+            title TEXT,
+            data TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX events_organization ON events(organization_id, id);
+        CREATE TABLE notification_marks (
+            user_id TEXT NOT NULL,
+            event_id INTEGER NOT NULL,
+            read_at INTEGER,
+            deleted_at INTEGER,
+            PRIMARY KEY (user_id, event_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE push_deliveries (
+            token TEXT NOT NULL,
+            event_id INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+            created_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            PRIMARY KEY (token, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX push_deliveries_pending ON push_deliveries(created_at) WHERE status = 'pending';
+        CREATE INDEX push_deliveries_event ON push_deliveries(event_id);
+        -- Ids at or below this were purged: a Last-Event-ID below it gets stream.gap.
+        INSERT INTO counters (name, value) VALUES ('events_purged_through', 0);
+        """),
     ]
 }

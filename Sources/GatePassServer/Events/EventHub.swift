@@ -1,0 +1,257 @@
+import Foundation
+import GatePassCore
+import HTTPServer
+import SQLiteStore
+
+/// Fans the event log out to the open streams, on one thread.
+///
+/// The log in the database is the source of truth: after each commit (and every
+/// `pollInterval`, for writers in other processes such as `gatepass push-test --db`) the hub
+/// reads the events it has not seen once, encodes each frame once, and queues it on every
+/// stream whose filter admits it. A stream that connected with an older `Last-Event-ID`
+/// first catches up from the log. The same thread pings idle streams, records push
+/// deliveries the streams handed to their sockets, and fails deliveries left pending too long.
+final class EventHub: @unchecked Sendable {
+    struct Settings: Sendable {
+        var pingInterval: Duration
+        var pollInterval: Duration = .milliseconds(250)
+        var pushFailAfterSeconds: Int
+    }
+
+    private let store: Store
+    private let clock: any Clock
+    private let settings: Settings
+    private let logSink: any LogSink
+
+    // `condition` guards `signaled`, `running` and `streams`.
+    private let condition = NSCondition()
+    private var signaled = false
+    private var running = false
+    private var streams: [ObjectIdentifier: EventStream] = [:]
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// Hub thread only: the last event id read from the log.
+    private var head: Int64 = 0
+    private var lastFailSweep = ContinuousClock.now
+
+    init(store: Store, clock: any Clock, settings: Settings, logSink: any LogSink) {
+        self.store = store
+        self.clock = clock
+        self.settings = settings
+        self.logSink = logSink
+    }
+
+    var streamCount: Int { condition.withLock { streams.count } }
+
+    func start() throws {
+        head = try store.read { db in try Self.lastEventId(db) }
+        condition.withLock { running = true }
+        let thread = Thread { [self] in
+            run()
+            stopped.signal()
+        }
+        thread.name = "event-hub"
+        thread.start()
+    }
+
+    /// Ends every stream and the hub thread.
+    func stop() {
+        let open: [EventStream]? = condition.withLock {
+            guard running else { return nil }
+            running = false
+            condition.signal()
+            return Array(streams.values)
+        }
+        guard let open else { return }
+        stopped.wait()
+        for stream in open { stream.end() }
+    }
+
+    /// A write committed: there may be new events.
+    func committed() {
+        condition.withLock {
+            signaled = true
+            condition.signal()
+        }
+    }
+
+    // MARK: - Subscribing
+
+    /// The highest event id ever given out (purged or not).
+    static func lastEventId(_ db: Connection) throws -> Int64 {
+        try db.queryFirst("SELECT seq FROM sqlite_sequence WHERE name = 'events'") { $0.int64(0) } ?? 0
+    }
+
+    /// Opens a stream for `filter`. Without `lastEventId` it starts at "now"; with one it
+    /// replays what came after, preceded by `stream.gap` when part of that was purged (or
+    /// when the id is from the future, e.g. a restored database).
+    func subscribe(filter: EventStreamFilter, lastEventId: Int64?, _ db: Connection) throws -> EventStream {
+        let newest = try Self.lastEventId(db)
+        let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'") {
+            $0.int64(0)
+        } ?? 0
+        // `retry:` tells EventSource clients how soon to reconnect; it dispatches no event.
+        var preamble = Array("retry: 3000\n\n".utf8)
+        var cursor = newest
+        if let lastEventId {
+            if lastEventId < purgedThrough || lastEventId > newest {
+                let gap = StreamGapData(oldestKeptId: purgedThrough + 1)
+                preamble += EventStream.frame(id: nil, kind: EventKind.streamGap.rawValue, data: EventLog.encode(gap))
+                cursor = lastEventId > newest ? newest : purgedThrough
+            } else {
+                cursor = lastEventId
+            }
+        }
+        let stream = EventStream(filter: filter, cursor: cursor, preamble: preamble) { [weak self] stream in
+            self?.remove(stream)
+        }
+        condition.withLock {
+            streams[ObjectIdentifier(stream)] = stream
+            // Wake the hub so that a replay starts at once.
+            signaled = true
+            condition.signal()
+        }
+        return stream
+    }
+
+    private func remove(_ stream: EventStream) {
+        condition.withLock { _ = streams.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+
+    // MARK: - The hub thread
+
+    private func run() {
+        while true {
+            let open: [EventStream]? = condition.withLock {
+                let deadline = Date().addingTimeInterval(settings.pollInterval.seconds)
+                while running && !signaled {
+                    if !condition.wait(until: deadline) { break }
+                }
+                signaled = false
+                return running ? Array(streams.values) : nil
+            }
+            guard let open else { return }
+            do {
+                try fanOut(to: open)
+                try recordDeliveries(from: open)
+                try failOverdueDeliveries()
+            } catch {
+                logSink.log("event hub: \(error)")
+            }
+            for stream in open where stream.idle(for: settings.pingInterval) {
+                stream.enqueue([EventStream.Frame(bytes: EventStream.ping, deliveredEventId: nil)])
+            }
+        }
+    }
+
+    private static let pageSize = 1_000
+
+    private func events(after id: Int64, through last: Int64? = nil, _ db: Connection) throws -> [StoredEvent] {
+        var sql = "SELECT \(StoredEvent.columns) FROM events WHERE id > ?"
+        var arguments: [any SQLBindable] = [id]
+        if let last {
+            sql += " AND id <= ?"
+            arguments.append(last)
+        }
+        sql += " ORDER BY id LIMIT ?"
+        arguments.append(Self.pageSize)
+        // Unknown kinds (a newer server wrote them) are skipped, but still move the cursor.
+        return try db.query(sql, arguments) { row in StoredEvent.decode(row) ?? StoredEvent.placeholder(id: row.int64(0)) }
+    }
+
+    /// New events to every stream; streams that are behind catch up from the log first.
+    private func fanOut(to open: [EventStream]) throws {
+        var more = true
+        while more {
+            let batchStart = head
+            let batch = try store.read { db in try events(after: head, db) }
+            more = batch.count == Self.pageSize
+            if let last = batch.last { head = last.id }
+            let frames = batch.map { event in
+                (event, EventStream.frame(id: event.id, kind: event.kind.rawValue, data: event.data))
+            }
+            for stream in open where !stream.isOver {
+                if stream.cursor < batchStart { try catchUp(stream, through: batchStart) }
+                let admitted = frames.filter { $0.0.id > stream.cursor && !$0.0.isPlaceholder && stream.filter.admits($0.0) }
+                stream.enqueue(admitted.map { Self.frame($0.1, $0.0, stream) })
+                stream.cursor = max(stream.cursor, head)
+            }
+        }
+    }
+
+    private func catchUp(_ stream: EventStream, through last: Int64) throws {
+        while stream.cursor < last, !stream.isOver {
+            let page = try store.read { db in try events(after: stream.cursor, through: last, db) }
+            guard let newest = page.last else {
+                stream.cursor = last
+                return
+            }
+            let admitted = page.filter { !$0.isPlaceholder && stream.filter.admits($0) }
+            let queued = stream.enqueue(admitted.map {
+                Self.frame(EventStream.frame(id: $0.id, kind: $0.kind.rawValue, data: $0.data), $0, stream)
+            })
+            stream.cursor = newest.id
+            if !queued { return }
+        }
+    }
+
+    private static func frame(_ bytes: [UInt8], _ event: StoredEvent, _ stream: EventStream) -> EventStream.Frame {
+        EventStream.Frame(bytes: bytes, deliveredEventId: stream.filter.deviceToken == nil ? nil : event.id)
+    }
+
+    /// Marks deliveries whose events a stream with that device token handed to its socket.
+    private func recordDeliveries(from open: [EventStream]) throws {
+        var marks: [(token: String, eventId: Int64)] = []
+        for stream in open {
+            guard let token = stream.filter.deviceToken else { continue }
+            marks += stream.takeDelivered().map { (token, $0) }
+        }
+        guard !marks.isEmpty else { return }
+        let done = marks
+        let now = clock.now().milliseconds
+        store.writeAsync({ db in
+            for mark in done {
+                try db.execute("""
+                    UPDATE push_deliveries SET status = 'delivered', finished_at = ?
+                    WHERE token = ? AND event_id = ? AND status = 'pending'
+                    """, [now, mark.token, mark.eventId])
+            }
+        }) { [logSink] result in
+            if case .failure(let error) = result { logSink.log("recording push deliveries failed: \(error)") }
+        }
+    }
+
+    /// Every few seconds: pending deliveries older than the configured time become failed.
+    /// Reads first, so an idle server does not commit (and sync) for nothing.
+    private func failOverdueDeliveries() throws {
+        guard ContinuousClock.now - lastFailSweep >= .seconds(2) else { return }
+        lastFailSweep = .now
+        let cutoff = clock.now().addingTimeInterval(-TimeInterval(settings.pushFailAfterSeconds)).milliseconds
+        let overdue = try store.read { db in
+            try db.queryFirst("SELECT 1 FROM push_deliveries WHERE status = 'pending' AND created_at < ? LIMIT 1",
+                              [cutoff]) { _ in true } ?? false
+        }
+        guard overdue else { return }
+        let now = clock.now().milliseconds
+        store.writeAsync({ db in
+            try db.execute("""
+                UPDATE push_deliveries SET status = 'failed', finished_at = ? WHERE status = 'pending' AND created_at < ?
+                """, [now, cutoff])
+        }) { [logSink] result in
+            if case .failure(let error) = result { logSink.log("failing overdue push deliveries failed: \(error)") }
+        }
+    }
+}
+
+extension StoredEvent {
+    /// Stands for a row of a kind this build does not know: moves cursors, is never sent.
+    static func placeholder(id: Int64) -> StoredEvent {
+        StoredEvent(id: id, kind: .streamGap, audience: EventAudience(organizationId: ""), data: "", createdAt: Date())
+    }
+
+    var isPlaceholder: Bool { kind == .streamGap }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

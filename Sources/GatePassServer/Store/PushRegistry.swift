@@ -1,0 +1,157 @@
+import Foundation
+import GatePassCore
+import SQLiteStore
+
+/// A registered device as an operator sees it.
+public struct PushTarget: Codable, Sendable, Equatable {
+    public var token: String
+    public var platform: String
+    public var userId: String
+    public var email: String
+    public var name: String
+}
+
+/// What `push-test` found for one token.
+public struct PushTestOutcome: Codable, Sendable, Equatable {
+    public enum Status: String, Codable, Sendable {
+        /// A stream that presented the token received the test event.
+        case delivered
+        /// No stream with that token took it within the wait.
+        case notConnected = "not connected"
+        case error
+    }
+    public var token: String
+    public var platform: String?
+    public var userId: String?
+    public var email: String?
+    public var status: Status
+    public var detail: String?
+    /// The `push.test` event sent, when one was.
+    public var eventId: Int64?
+}
+
+/// One row of the delivery log.
+public struct PushDelivery: Codable, Sendable, Equatable {
+    public var eventId: Int64
+    public var kind: String
+    public var token: String
+    public var userId: String
+    public var status: String
+    public var createdAt: Timestamp
+    public var finishedAt: Timestamp?
+}
+
+/// The push-token registry's operations: test sends and the delivery log. Used by the API
+/// (`/api/admin/push-test`, `/api/admin/push-deliveries`) and by `gatepass push-test --db`.
+public enum PushRegistry {
+    /// Registered devices (of one organization, or all), optionally only `token`.
+    static func targets(organizationId: String?, token: String?, _ db: Connection) throws -> [PushTarget] {
+        var sql = """
+            SELECT d.token, d.platform, u.id, u.email, u.name FROM devices d JOIN users u ON u.id = d.user_id WHERE 1 = 1
+            """
+        var arguments: [any SQLBindable] = []
+        if let organizationId {
+            sql += " AND u.organization_id = ?"
+            arguments.append(organizationId)
+        }
+        if let token {
+            sql += " AND d.token = ?"
+            arguments.append(token)
+        }
+        sql += " ORDER BY u.email, d.token"
+        return try db.query(sql, arguments) { row in
+            PushTarget(token: row.string(0), platform: row.string(1), userId: row.string(2), email: row.string(3),
+                       name: row.string(4))
+        }
+    }
+
+    /// Writes one `push.test` event per target (each for its device only) and returns the
+    /// event ids, in the targets' order.
+    static func sendTests(to targets: [PushTarget], now: Date, _ db: Connection) throws -> [Int64] {
+        try targets.map { target in
+            guard let organizationId = try db.queryFirst("SELECT organization_id FROM users WHERE id = ?", [target.userId],
+                                                         { $0.string(0) }) else {
+                throw APIError.notFound("user")
+            }
+            let data = EventLog.encode(PushTestData(message: "Test notification from gatepass push-test", sentAt: Timestamp(now)))
+            return try EventLog.append(.pushTest,
+                                       audience: EventAudience(organizationId: organizationId, userId: target.userId,
+                                                               deviceToken: target.token),
+                                       visitorId: nil, title: NotificationItem.title(for: .pushTest, visitorName: nil),
+                                       data: data, now: now, db)
+        }
+    }
+
+    /// Polls the deliveries of `eventIds` until all are delivered or `wait` has passed.
+    static func outcomes(for targets: [PushTarget], eventIds: [Int64], store: Store, wait: Duration) -> [PushTestOutcome] {
+        let deadline = ContinuousClock.now + wait
+        var statuses: [String: String] = [:]
+        while true {
+            statuses = (try? store.read { db in
+                try Dictionary(uniqueKeysWithValues: zip(targets, eventIds).compactMap { target, id -> (String, String)? in
+                    try db.queryFirst("SELECT status FROM push_deliveries WHERE token = ? AND event_id = ?", [target.token, id]) {
+                        (target.token, $0.string(0))
+                    }
+                })
+            }) ?? statuses
+            if statuses.count == targets.count && statuses.values.allSatisfy({ $0 == "delivered" }) { break }
+            if ContinuousClock.now >= deadline { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return zip(targets, eventIds).map { target, id in
+            let status: PushTestOutcome.Status
+            var detail: String?
+            switch statuses[target.token] {
+            case "delivered": status = .delivered
+            case "pending": status = .notConnected
+            case "failed": status = .notConnected; detail = "the delivery failed"
+            default: status = .error; detail = "no delivery was recorded"
+            }
+            return PushTestOutcome(token: target.token, platform: target.platform, userId: target.userId, email: target.email,
+                                   status: status, detail: detail, eventId: id)
+        }
+    }
+
+    /// Runs a whole test against a database file (`gatepass push-test --db`): a server using
+    /// the same file delivers the events to its streams and records it.
+    public static func test(store: Store, token: String?, wait: Duration, now: Date) throws -> [PushTestOutcome] {
+        let targets = try store.read { db in try Self.targets(organizationId: nil, token: token, db) }
+        if let token, targets.isEmpty {
+            return [PushTestOutcome(token: token, status: .error, detail: "this token is not registered")]
+        }
+        let ids = try store.write { db in try Self.sendTests(to: targets, now: now, db) }
+        return outcomes(for: targets, eventIds: ids, store: store, wait: wait)
+    }
+
+    /// The delivery log of one token, newest first (only within `organizationId` when given).
+    static func deliveries(organizationId: String?, token: String, limit: Int, before: Int64?,
+                           _ db: Connection) throws -> [PushDelivery] {
+        var sql = """
+            SELECT p.event_id, e.kind, p.token, p.user_id, p.status, p.created_at, p.finished_at
+            FROM push_deliveries p JOIN events e ON e.id = p.event_id WHERE 1 = 1
+            """
+        var arguments: [any SQLBindable] = []
+        if let organizationId {
+            sql += " AND e.organization_id = ?"
+            arguments.append(organizationId)
+        }
+        sql += " AND p.token = ?"
+        arguments.append(token)
+        if let before {
+            sql += " AND p.event_id < ?"
+            arguments.append(before)
+        }
+        sql += " ORDER BY p.event_id DESC, p.token LIMIT ?"
+        arguments.append(limit)
+        return try db.query(sql, arguments) { row in
+            PushDelivery(eventId: row.int64(0), kind: row.string(1), token: row.string(2), userId: row.string(3),
+                         status: row.string(4), createdAt: Timestamp(row.date(5)),
+                         finishedAt: row.optionalDate(6).map(Timestamp.init))
+        }
+    }
+
+    /// `gatepass push-deliveries --db`.
+    public static func deliveries(store: Store, token: String, limit: Int) throws -> [PushDelivery] {
+        try store.read { db in try deliveries(organizationId: nil, token: token, limit: limit, before: nil, db) }
+    }
+}
