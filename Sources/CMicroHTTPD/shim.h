@@ -54,6 +54,12 @@ static inline uint16_t gatepass_mhd_bound_port(struct MHD_Daemon *daemon) {
 static inline ssize_t gatepass_mhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 static inline uint64_t gatepass_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 
+/// The socket of a connection (MHD_get_connection_info is variadic); -1 if unknown.
+static inline int gatepass_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
 static inline enum MHD_Result gatepass_mhd_yes(void) { return MHD_YES; }
 static inline enum MHD_Result gatepass_mhd_no(void) { return MHD_NO; }
 #endif

@@ -75,14 +75,17 @@ enum ClientCommands {
         let environment: [String: String]
         let clock: any Clock
 
-        func core(platform: String = "console") throws -> ClientCore {
+        /// - Parameter extraRequestTime: seconds added to the request timeout, for requests the
+        ///   server answers late on purpose (push-test waits for its deliveries).
+        func core(platform: String = "console", extraRequestTime: Double = 0) throws -> ClientCore {
             let directory = StateDirectory.resolve(environment: environment)
             // The CA file named at login is kept, so later commands trust the same server.
             let store = try ClientStore(directory: directory)
             let storedCAFile = try store.meta("ca_file")
             let caFile = environment["GATEPASS_CA_FILE"] ?? storedCAFile
             let options = CurlSession.Options(connectTimeout: seconds("GATEPASS_CONNECT_TIMEOUT", default: 3),
-                                              requestTimeout: seconds("GATEPASS_REQUEST_TIMEOUT", default: 10),
+                                              requestTimeout: seconds("GATEPASS_REQUEST_TIMEOUT", default: 10)
+                                                  + .milliseconds(Int(extraRequestTime * 1000)),
                                               caFile: caFile)
             return ClientCore(store: store, directory: directory, transport: CurlSession(options: options), clock: clock,
                               platform: platform)

@@ -23,6 +23,8 @@ public enum GatePassCLI {
             ("stats", "Today's gate counters."),
             ("history", "The scan history (--csv for the export)."),
             ("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID."),
+            ("push-test", "Send a test event to registered device tokens and report which were delivered."),
+            ("push-deliveries", "List the push deliveries of one device token."),
         ])
 
     /// Runs the command line and returns the exit status: 0 ok, 1 failure, 2 usage error.
@@ -46,6 +48,10 @@ public enum GatePassCLI {
                 return try AdministrationCommands.user(rest, terminal: terminal)
             case "checkpoint":
                 return try AdministrationCommands.checkpoint(rest, terminal: terminal)
+            case "push-test":
+                return try PushCommands.test(rest, terminal: terminal, environment: environment, clock: clock)
+            case "push-deliveries":
+                return try PushCommands.deliveries(rest, terminal: terminal, environment: environment, clock: clock)
             case let client where ClientCommands.names.contains(client):
                 return try ClientCommands.run(client, rest, terminal: terminal, environment: environment, clock: clock)
             default:

@@ -172,3 +172,60 @@ public struct ServerEvent: Sendable, Equatable {
         }
     }
 }
+
+// MARK: - The push-token registry (`gatepass push-test`, `/api/admin/push-test`, `/api/admin/push-deliveries`)
+
+/// A registered device as an operator sees it.
+public struct PushTarget: Codable, Sendable, Equatable {
+    public var token: String
+    public var platform: String
+    public var userId: String
+    public var email: String
+    public var name: String
+
+    public init(token: String, platform: String, userId: String, email: String, name: String) {
+        self.token = token; self.platform = platform; self.userId = userId; self.email = email; self.name = name
+    }
+}
+
+/// What `push-test` found for one token.
+public struct PushTestOutcome: Codable, Sendable, Equatable {
+    public enum Status: String, Codable, Sendable {
+        /// A stream that presented the token received the test event.
+        case delivered
+        /// No stream with that token took it within the wait.
+        case notConnected = "not connected"
+        case error
+    }
+    public var token: String
+    public var platform: String?
+    public var userId: String?
+    public var email: String?
+    public var status: Status
+    public var detail: String?
+    /// The `push.test` event sent, when one was.
+    public var eventId: Int64?
+
+    public init(token: String, platform: String? = nil, userId: String? = nil, email: String? = nil, status: Status,
+                detail: String? = nil, eventId: Int64? = nil) {
+        self.token = token; self.platform = platform; self.userId = userId; self.email = email
+        self.status = status; self.detail = detail; self.eventId = eventId
+    }
+}
+
+/// One row of the delivery log.
+public struct PushDelivery: Codable, Sendable, Equatable {
+    public var eventId: Int64
+    public var kind: String
+    public var token: String
+    public var userId: String
+    public var status: String
+    public var createdAt: Timestamp
+    public var finishedAt: Timestamp?
+
+    public init(eventId: Int64, kind: String, token: String, userId: String, status: String, createdAt: Timestamp,
+                finishedAt: Timestamp?) {
+        self.eventId = eventId; self.kind = kind; self.token = token; self.userId = userId
+        self.status = status; self.createdAt = createdAt; self.finishedAt = finishedAt
+    }
+}

@@ -141,12 +141,25 @@ final class StreamState: @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         lock.lock()
         defer { lock.unlock() }
-        guard !ending, let count = body.read(into: buffer) else { return gatepass_mhd_end_of_stream() }
+        guard !ending, !peerHasClosed() else { return gatepass_mhd_end_of_stream() }
+        guard let count = body.read(into: buffer) else { return gatepass_mhd_end_of_stream() }
         if count > 0 { return count }
         // Nothing yet: returning 0 alone would make libmicrohttpd poll us in a loop.
         suspended = true
         if let connection = OpaquePointer(bitPattern: connectionAddress) { MHD_suspend_connection(connection) }
         return 0
+    }
+
+    /// A suspended connection is not watched, so a client that left is only noticed when
+    /// bytes are written, and the first write after the peer's FIN still succeeds. A stream
+    /// client sends nothing after its request, so a readable end-of-file means it is gone.
+    private func peerHasClosed() -> Bool {
+        guard let connection = OpaquePointer(bitPattern: connectionAddress) else { return true }
+        let socket = gatepass_mhd_connection_fd(connection)
+        guard socket >= 0 else { return false }
+        var byte: UInt8 = 0
+        let received = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
     }
 
     func wake() {

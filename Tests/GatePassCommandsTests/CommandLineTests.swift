@@ -49,22 +49,24 @@ func temporaryPath(_ name: String) -> String {
               -h, --help  Show help information.
 
             SUBCOMMANDS:
-              serve           Run the HTTP API server.
-              user add        Add a user to the database file (bootstrapping).
-              checkpoint add  Add a checkpoint (gate) to an organization in the database file.
-              login           Log in with a one-time code (stores the session on this device).
-              logout          Unregister this device's push token and end the session.
-              whoami          Show who is logged in.
-              approvals       List visitors awaiting approval.
-              approve         Approve a visitor.
-              reject          Reject a visitor.
-              checkin         Check a pass in (queued when offline).
-              checkout        Check a visitor out (queued when offline).
-              lookup          Find visitors by short id, name, phone or email.
-              walk-in         Register a visitor who arrived without a pass.
-              stats           Today's gate counters.
-              history         The scan history (--csv for the export).
-              outbox          Inspect and replay queued mutations: list, dead, drain, retry ID.
+              serve            Run the HTTP API server.
+              user add         Add a user to the database file (bootstrapping).
+              checkpoint add   Add a checkpoint (gate) to an organization in the database file.
+              login            Log in with a one-time code (stores the session on this device).
+              logout           Unregister this device's push token and end the session.
+              whoami           Show who is logged in.
+              approvals        List visitors awaiting approval.
+              approve          Approve a visitor.
+              reject           Reject a visitor.
+              checkin          Check a pass in (queued when offline).
+              checkout         Check a visitor out (queued when offline).
+              lookup           Find visitors by short id, name, phone or email.
+              walk-in          Register a visitor who arrived without a pass.
+              stats            Today's gate counters.
+              history          The scan history (--csv for the export).
+              outbox           Inspect and replay queued mutations: list, dead, drain, retry ID.
+              push-test        Send a test event to registered device tokens and report which were delivered.
+              push-deliveries  List the push deliveries of one device token.
 
             """)
     }

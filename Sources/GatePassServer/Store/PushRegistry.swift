@@ -2,45 +2,6 @@ import Foundation
 import GatePassCore
 import SQLiteStore
 
-/// A registered device as an operator sees it.
-public struct PushTarget: Codable, Sendable, Equatable {
-    public var token: String
-    public var platform: String
-    public var userId: String
-    public var email: String
-    public var name: String
-}
-
-/// What `push-test` found for one token.
-public struct PushTestOutcome: Codable, Sendable, Equatable {
-    public enum Status: String, Codable, Sendable {
-        /// A stream that presented the token received the test event.
-        case delivered
-        /// No stream with that token took it within the wait.
-        case notConnected = "not connected"
-        case error
-    }
-    public var token: String
-    public var platform: String?
-    public var userId: String?
-    public var email: String?
-    public var status: Status
-    public var detail: String?
-    /// The `push.test` event sent, when one was.
-    public var eventId: Int64?
-}
-
-/// One row of the delivery log.
-public struct PushDelivery: Codable, Sendable, Equatable {
-    public var eventId: Int64
-    public var kind: String
-    public var token: String
-    public var userId: String
-    public var status: String
-    public var createdAt: Timestamp
-    public var finishedAt: Timestamp?
-}
-
 /// The push-token registry's operations: test sends and the delivery log. Used by the API
 /// (`/api/admin/push-test`, `/api/admin/push-deliveries`) and by `gatepass push-test --db`.
 public enum PushRegistry {

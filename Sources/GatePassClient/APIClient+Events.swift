@@ -1,0 +1,64 @@
+import Foundation
+import GatePassCore
+
+// The notification list of api.md and the push-token registry's operator routes.
+extension APIClient {
+    public func notifications(token: String, unreadOnly: Bool = false, limit: Int? = nil,
+                              cursor: String? = nil) throws(ClientError) -> Page<NotificationItem> {
+        try request(Page<NotificationItem>.self, "GET",
+                    "/api/notifications" + Self.query([("unread", unreadOnly ? "true" : nil), ("limit", limit.map(String.init)),
+                                                       ("cursor", cursor)]),
+                    token: token)
+    }
+
+    public func readNotification(token: String, id: String) throws(ClientError) -> NotificationItem {
+        try request(NotificationItem.self, "POST", "/api/notifications/\(Self.segment(id))/read", token: token)
+    }
+
+    public func deleteNotification(token: String, id: String) throws(ClientError) {
+        _ = try send("DELETE", "/api/notifications/\(Self.segment(id))", token: token)
+    }
+
+    /// `POST /api/admin/push-test` (OWNER/ADMIN): answered once every device got its test or
+    /// `waitSeconds` ran out.
+    public func pushTest(token: String, deviceToken: String?, waitSeconds: Double) throws(ClientError) -> Page<PushTestOutcome> {
+        struct Body: Encodable { var token: String?; var waitSeconds: Double }
+        return try request(Page<PushTestOutcome>.self, "POST", "/api/admin/push-test", token: token,
+                           json: Body(token: deviceToken, waitSeconds: waitSeconds))
+    }
+
+    public func pushDeliveries(token: String, deviceToken: String, limit: Int? = nil,
+                               cursor: String? = nil) throws(ClientError) -> Page<PushDelivery> {
+        try request(Page<PushDelivery>.self, "GET",
+                    "/api/admin/push-deliveries" + Self.query([("token", deviceToken), ("limit", limit.map(String.init)),
+                                                               ("cursor", cursor)]),
+                    token: token)
+    }
+}
+
+extension ClientCore {
+    /// The logged-in session, checked to be on `server` when one is named.
+    func session(on server: String?) throws(ClientError) -> Session {
+        let session = try requireSession()
+        if let server, normalized(server) != session.server {
+            throw .local("this device is logged in to \(session.server), not \(normalized(server)); run: gatepass login --server \(normalized(server)) --email YOU")
+        }
+        return session
+    }
+
+    public func pushTest(server: String?, deviceToken: String?, waitSeconds: Double) throws(ClientError) -> [PushTestOutcome] {
+        let session = try session(on: server)
+        // The request waits for the deliveries: give it that long on top of the usual time.
+        return try api(session.server).pushTest(token: session.token, deviceToken: deviceToken, waitSeconds: waitSeconds).items
+    }
+
+    public func pushDeliveries(server: String?, deviceToken: String, limit: Int) throws(ClientError) -> [PushDelivery] {
+        let session = try session(on: server)
+        return try api(session.server).pushDeliveries(token: session.token, deviceToken: deviceToken, limit: limit).items
+    }
+
+    public func notifications(unreadOnly: Bool = false, limit: Int? = nil) throws(ClientError) -> Page<NotificationItem> {
+        let session = try requireSession()
+        return try api(session.server).notifications(token: session.token, unreadOnly: unreadOnly, limit: limit)
+    }
+}
