@@ -40,6 +40,7 @@ enum ServeCommand {
 
         let server: GatePassServer
         do {
+            raiseOpenFileLimit()
             server = try GatePassServer(configuration: configuration, devMode: devMode)
         } catch {
             throw CommandFailure("cannot start: \(error)")
@@ -76,4 +77,13 @@ enum ServeCommand {
         lines.append("  curl -s \(baseURL)/api/visitors -H 'Authorization: Bearer TOKEN'")
         terminal.out(lines.joined(separator: "\n"))
     }
+}
+
+/// Every open event stream holds a socket: take the hard open-file limit rather than the
+/// usual soft 1,024, so that `maxConnections` is what limits streams.
+func raiseOpenFileLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
