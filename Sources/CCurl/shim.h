@@ -24,6 +24,9 @@ static inline CURLcode gatepass_curl_setopt_off_t(CURL *handle, CURLoption optio
 static inline CURLcode gatepass_curl_setopt_callback(CURL *handle, CURLoption option, gatepass_curl_data_callback value) {
     return curl_easy_setopt(handle, option, value);
 }
+static inline CURLcode gatepass_curl_setopt_xferinfo(CURL *handle, curl_xferinfo_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
 static inline CURLcode gatepass_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -104,11 +104,16 @@ public final class CurlSession: @unchecked Sendable {
     /// Performs a streaming request: `onData` gets each chunk of the body as it arrives and
     /// returns false to stop. Used for server-sent events; the request timeout does not apply,
     /// a low-speed limit does (no byte for `idleTimeout` ends the transfer).
+    ///
+    /// `shouldStop` is asked about once a second even while no byte arrives (libcurl's
+    /// CURLOPT_XFERINFOFUNCTION), so another thread can end an idle stream promptly; a
+    /// stop ends the call without an error, like `onData` returning false.
     public func stream(_ request: CurlRequest, idleTimeout: Duration,
+                       shouldStop: @escaping () -> Bool = { false },
                        onResponse: @escaping (Int, [String: String]) -> Bool,
                        onData: @escaping ([UInt8]) -> Bool) throws(TransportError) {
         let collector = Collector()
-        collector.streaming = Collector.Streaming(onResponse: onResponse, onData: onData)
+        collector.streaming = Collector.Streaming(onResponse: onResponse, onData: onData, shouldStop: shouldStop)
         try transfer(request, collector: collector, streaming: idleTimeout)
     }
 
@@ -172,6 +177,11 @@ public final class CurlSession: @unchecked Sendable {
         _ = gatepass_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
         _ = gatepass_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, headerCallback)
         _ = gatepass_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+        if collector.streaming != nil {
+            _ = gatepass_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
+            _ = gatepass_curl_setopt_xferinfo(handle, progressCallback)
+            _ = gatepass_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context)
+        }
     }
 
     static func milliseconds(_ duration: Duration) -> Int {
@@ -201,6 +211,7 @@ final class Collector {
     struct Streaming {
         var onResponse: (Int, [String: String]) -> Bool
         var onData: ([UInt8]) -> Bool
+        var shouldStop: () -> Bool
     }
     var status = 0
     var headers: [String: String] = [:]
@@ -224,6 +235,14 @@ private let writeCallback: gatepass_curl_data_callback = { data, size, count, co
         return 0 // makes libcurl stop with CURLE_WRITE_ERROR
     }
     return length
+}
+
+private let progressCallback: curl_xferinfo_callback = { context, _, _, _, _ in
+    guard let context else { return 0 }
+    let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
+    guard let streaming = collector.streaming, streaming.shouldStop() else { return 0 }
+    collector.aborted = true
+    return 1 // makes libcurl stop with CURLE_ABORTED_BY_CALLBACK
 }
 
 private let headerCallback: gatepass_curl_data_callback = { data, size, count, context in

@@ -1,3 +1,4 @@
+import CurlHTTP
 import Foundation
 import GatePassCore
 
@@ -60,5 +61,37 @@ extension ClientCore {
     public func notifications(unreadOnly: Bool = false, limit: Int? = nil) throws(ClientError) -> Page<NotificationItem> {
         let session = try requireSession()
         return try api(session.server).notifications(token: session.token, unreadOnly: unreadOnly, limit: limit)
+    }
+}
+
+extension ClientCore {
+    /// Which token a stream follows: a console follows the user's login, a kiosk its
+    /// scanner token (the events of its checkpoint).
+    public enum StreamCredential: Sendable {
+        case login
+        case scanner
+    }
+
+    /// A consumer of this device's live events: the session's server, this device's push
+    /// token, the current token read again on every connect, and the last id kept in the
+    /// state file so a new process resumes where the last one stopped.
+    public func eventConsumer(credential: StreamCredential = .login,
+                              idleTimeout: Duration = .seconds(45), backoff: Backoff = Backoff(base: 1, cap: 60),
+                              transport: CurlSession.Options = .init(),
+                              onStatus: @escaping @Sendable (EventStreamConsumer.Status) -> Void = { _ in },
+                              onEvent: @escaping @Sendable (ServerEvent) -> Void) throws(ClientError) -> EventStreamConsumer {
+        let session = try requireSession()
+        if credential == .scanner, session.scanner == nil {
+            throw .local("this user has no scanner token: only users who may scan can follow a checkpoint's events")
+        }
+        let store = self.store
+        return EventStreamConsumer(
+            configuration: .init(server: session.server, deviceToken: try store.deviceToken(), idleTimeout: idleTimeout,
+                                 backoff: backoff, transport: transport),
+            token: {
+                guard let current = try? store.session() else { return nil }
+                return credential == .scanner ? current.scanner?.scannerToken : current.token
+            },
+            lastEventIDs: store, onStatus: onStatus, onEvent: onEvent)
     }
 }

@@ -39,7 +39,8 @@ public struct StandardStreams: Terminal {
 /// Waiting for SIGTERM or SIGINT in a long-running command (`serve`, `outbox watch`).
 /// The signals are taken off their default action and delivered on a dispatch queue, so the
 /// shutdown that follows runs as ordinary code that may take locks.
-final class TerminationSignals {
+// @unchecked: `sources` is set in init and only cancelled after; the semaphore is thread-safe.
+final class TerminationSignals: @unchecked Sendable {
     private let received = DispatchSemaphore(value: 0)
     private var sources: [any DispatchSourceSignal] = []
 
@@ -52,6 +53,9 @@ final class TerminationSignals {
             sources.append(source)
         }
     }
+
+    /// Ends `wait()` as a signal would (the work being waited on ended by itself).
+    func interrupt() { received.signal() }
 
     /// Blocks until one of the signals arrives.
     func wait() {

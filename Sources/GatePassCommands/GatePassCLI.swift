@@ -23,6 +23,7 @@ public enum GatePassCLI {
             ("stats", "Today's gate counters."),
             ("history", "The scan history (--csv for the export)."),
             ("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID."),
+            ("events", "Follow the live events (approvals, arrivals, notifications) until Ctrl-C."),
             ("push-test", "Send a test event to registered device tokens and report which were delivered."),
             ("push-deliveries", "List the push deliveries of one device token."),
         ])
@@ -48,6 +49,8 @@ public enum GatePassCLI {
                 return try AdministrationCommands.user(rest, terminal: terminal)
             case "checkpoint":
                 return try AdministrationCommands.checkpoint(rest, terminal: terminal)
+            case "events":
+                return try EventsCommand.run(rest, terminal: terminal, environment: environment, clock: clock)
             case "push-test":
                 return try PushCommands.test(rest, terminal: terminal, environment: environment, clock: clock)
             case "push-deliveries":

@@ -196,6 +196,7 @@ public final class GatePassApplication: HTTPResponder {
         guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
             store.writeAsync({ db in try self.write(call, db) }) { [eventHub] result in
                 eventHub.committed()
+                if call.route == .authLogout { eventHub.sessionsEnded() }
                 switch result {
                 case .success(let response): reply(response)
                 case .failure(let error): reply(self.errorResponse(error, routeName: routeName))
@@ -238,6 +239,7 @@ public final class GatePassApplication: HTTPResponder {
             return (response, false)
         }) { [self] result in
             eventHub.committed()
+            if call.route == .authLogout { eventHub.sessionsEnded() }
             _ = keysInProgress.withLock { $0.remove(slot) }
             switch result {
             case .success(let (response, replayed)):

@@ -65,6 +65,7 @@ func temporaryPath(_ name: String) -> String {
               stats            Today's gate counters.
               history          The scan history (--csv for the export).
               outbox           Inspect and replay queued mutations: list, dead, drain, retry ID.
+              events           Follow the live events (approvals, arrivals, notifications) until Ctrl-C.
               push-test        Send a test event to registered device tokens and report which were delivered.
               push-deliveries  List the push deliveries of one device token.
 

@@ -268,6 +268,25 @@ func kinds(_ frames: [SSEFrame]) -> [String] { frames.compactMap(\.event) }
         }
     }
 
+    /// api.md: after logout "the token (and scanner tokens it made) stop working at once" —
+    /// open streams included.
+    @Test func logoutEndsTheSessionsOpenStreams() throws {
+        try withSite { server, site in
+            let owner = try server.stream(site.ownerToken)
+            let gate = try server.stream(site.scanner)      // made by the owner's session
+            let admin = try server.stream(site.adminToken)
+            #expect(try server.post("/api/auth/logout", token: site.ownerToken).status == 204)
+            #expect(owner.nextFrame(timeout: 3) == nil && owner.ended)
+            #expect(gate.nextFrame(timeout: 3) == nil && gate.ended)
+            try server.awaitingVisitor(Site(organization: site.organization, domain: site.domain, owner: site.owner,
+                                            ownerToken: site.adminToken, admin: site.admin, adminToken: site.adminToken,
+                                            approver: site.approver, approverToken: site.approverToken, desk: site.desk,
+                                            deskToken: site.deskToken, scanner: try server.scannerToken(site.adminToken),
+                                            mainGate: site.mainGate))
+            #expect(kinds(admin.events(1)) == ["visitor.awaiting"], "other sessions are untouched")
+        }
+    }
+
     @Test func withoutATokenTheStreamIs401() throws {
         try withSite { server, _ in
             let anonymous = try SSETestClient(port: server.port, token: nil).answer

@@ -27,12 +27,14 @@ final class EventHub: @unchecked Sendable {
     private let condition = NSCondition()
     private var signaled = false
     private var running = false
+    private var mustRevalidate = false
     private var streams: [ObjectIdentifier: EventStream] = [:]
     private let stopped = DispatchSemaphore(value: 0)
 
     /// Hub thread only: the last event id read from the log.
     private var head: Int64 = 0
     private var lastFailSweep = ContinuousClock.now
+    private var lastRevalidation = ContinuousClock.now
 
     init(store: Store, clock: any Clock, settings: Settings, logSink: any LogSink) {
         self.store = store
@@ -70,6 +72,15 @@ final class EventHub: @unchecked Sendable {
     /// A write committed: there may be new events.
     func committed() {
         condition.withLock {
+            signaled = true
+            condition.signal()
+        }
+    }
+
+    /// A logout committed: streams of ended sessions must end now, not at their next connect.
+    func sessionsEnded() {
+        condition.withLock {
+            mustRevalidate = true
             signaled = true
             condition.signal()
         }
@@ -132,6 +143,7 @@ final class EventHub: @unchecked Sendable {
             }
             guard let open else { return }
             do {
+                try endStreamsOfEndedSessions(open)
                 try fanOut(to: open)
                 try recordDeliveries(from: open)
                 try failOverdueDeliveries()
@@ -219,6 +231,28 @@ final class EventHub: @unchecked Sendable {
         }) { [logSink] result in
             if case .failure(let error) = result { logSink.log("recording push deliveries failed: \(error)") }
         }
+    }
+
+    /// A stream lives no longer than its session: after a logout (at once) and every 30 s
+    /// (expiry), streams whose session is revoked or expired are ended. Their clients
+    /// reconnect and get 401.
+    private func endStreamsOfEndedSessions(_ open: [EventStream]) throws {
+        let asked = condition.withLock {
+            defer { mustRevalidate = false }
+            return mustRevalidate
+        }
+        guard asked || ContinuousClock.now - lastRevalidation >= .seconds(30), !open.isEmpty else { return }
+        lastRevalidation = .now
+        let now = clock.now().milliseconds
+        let sessions = Set(open.map(\.filter.sessionId))
+        let alive = try store.read { db in
+            try Set(sessions.filter { id in
+                try db.queryFirst("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?", [id, now]) { _ in
+                    true
+                } ?? false
+            })
+        }
+        for stream in open where !alive.contains(stream.filter.sessionId) { stream.end() }
     }
 
     /// Every few seconds: pending deliveries older than the configured time become failed.

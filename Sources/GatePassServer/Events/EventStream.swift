@@ -16,8 +16,11 @@ struct EventStreamFilter: Sendable {
     var subscriber: Subscriber
     /// The device token the stream presented, if it is registered to the stream's user.
     var deviceToken: String?
+    /// The session behind the stream's token: the stream ends when it does.
+    var sessionId: String
 
     init(principal: Principal, deviceToken: String?) {
+        sessionId = principal.sessionId
         switch principal.credential {
         case .login: subscriber = .user(principal.user)
         case .scanner(let checkpointId): subscriber = .scanner(user: principal.user, checkpointId: checkpointId)
