@@ -164,9 +164,14 @@ final class StreamState: @unchecked Sendable {
 
     func wake() {
         lock.lock()
-        defer { lock.unlock() }
-        guard suspended, !closed else { return }
+        guard suspended, !closed else {
+            lock.unlock()
+            return
+        }
         suspended = false
+        lock.unlock()
+        // Outside the lock, so a worker reading another frame never waits on the resume's
+        // signal. Safe: a suspended connection is neither read nor closed until resumed.
         if let connection = OpaquePointer(bitPattern: connectionAddress) { MHD_resume_connection(connection) }
     }
 

@@ -182,12 +182,17 @@ final class EventHub: @unchecked Sendable {
             let frames = batch.map { event in
                 (event, EventStream.frame(id: event.id, kind: event.kind.rawValue, data: event.data))
             }
+            var wakes: [@Sendable () -> Void] = []
+            wakes.reserveCapacity(open.count)
             for stream in open where !stream.isOver {
                 if stream.cursor < batchStart { try catchUp(stream, through: batchStart) }
                 let admitted = frames.filter { $0.0.id > stream.cursor && !$0.0.isPlaceholder && stream.filter.admits($0.0) }
-                stream.enqueue(admitted.map { Self.frame($0.1, $0.0, stream) })
+                if !admitted.isEmpty, let wake = stream.enqueueQuietly(admitted.map { Self.frame($0.1, $0.0, stream) }) {
+                    wakes.append(wake)
+                }
                 stream.cursor = max(stream.cursor, head)
             }
+            for wake in wakes { wake() }
         }
     }
 

@@ -104,14 +104,24 @@ final class EventStream: HTTPStreamBody, @unchecked Sendable {
 
     // MARK: The hub's side
 
-    /// Queues frames; false when the stream is over (finished, or ended for its backlog).
+    /// Queues frames and wakes the connection; false when the stream is over (finished, or
+    /// ended for its backlog).
     @discardableResult
     func enqueue(_ new: [Frame]) -> Bool {
-        guard !new.isEmpty else { return true }
+        guard let wake = enqueueQuietly(new) else { return false }
+        wake()
+        return true
+    }
+
+    /// Queues frames and returns what wakes the connection, so that a fan-out can queue on
+    /// every stream before waking any (the pool threads then find many ready at once).
+    /// Nil when the stream is over.
+    func enqueueQuietly(_ new: [Frame]) -> (@Sendable () -> Void)? {
+        guard !new.isEmpty else { return {} }
         lock.lock()
         guard !ended, !isFinished else {
             lock.unlock()
-            return false
+            return nil
         }
         for frame in new {
             frames.append(frame)
@@ -128,8 +138,7 @@ final class EventStream: HTTPStreamBody, @unchecked Sendable {
         lastActivity = .now
         let wake = wakeHandler
         lock.unlock()
-        wake?()
-        return true
+        return wake ?? {}
     }
 
     /// Whether nothing was queued for `interval` (time for a ping).
