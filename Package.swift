@@ -27,6 +27,12 @@ let package = Package(
                        providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar",
+                       providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2",
+                       providers: [.apt(["libv4l-dev"])]),
+        .systemLibrary(name: "CMagickWand", pkgConfig: "MagickWand",
+                       providers: [.apt(["libmagickwand-dev"])]),
 
         // MARK: - Domain
         .target(name: "GatePassCore"),
@@ -38,16 +44,18 @@ let package = Package(
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
         .target(name: "GatePassClient", dependencies: ["GatePassCore", "CurlHTTP", "SQLiteStore"]),
+        .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
                 dependencies: ["GatePassCore", "SQLiteStore", "HTTPServer", "GatePassCrypto", "QRCode"]),
-        .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP"]),
+        .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP",
+                                                        "GatePassScanner"]),
         .target(name: "LoopbackHTTP"),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassClient",
-                                         "CurlHTTP"]),
+                                         "CurlHTTP", "GatePassScanner", "QRCode"]),
 
         // MARK: - Tests
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
@@ -57,9 +65,11 @@ let package = Package(
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer"]),
+        .testTarget(name: "GatePassScannerTests",
+                    dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode"]),
         .testTarget(name: "GatePassCommandsTests",
                     dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
-                                   "HTTPServer"]),
+                                   "HTTPServer", "GatePassScanner", "QRCode"]),
     ],
     swiftLanguageModes: [.v6]
 )

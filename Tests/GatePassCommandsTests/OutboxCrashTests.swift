@@ -27,7 +27,7 @@ import Testing
         var server = try GatePassServer(configuration: configuration, devMode: true, logSink: Log())
         configuration.port = Int(server.port)
         let port = server.port
-        try Administration.addUser(store: server.store, email: "guard@acme.test", name: "Guard", role: .admin,
+        _ = try Administration.addUser(store: server.store, email: "guard@acme.test", name: "Guard", role: .admin,
                                    organization: "Acme", canScan: true, now: Date())
         let http = LoopbackHTTPClient(port: port)
         func code() throws -> String {
