@@ -5,6 +5,9 @@ import GatePassCore
 /// What one drain did.
 public struct DrainReport: Sendable {
     public var applied: [OutboxEntry] = []
+    /// The server's answer body for each applied entry, by entry id (a gate shows what its
+    /// replayed check-ins became).
+    public var answers: [Int64: [UInt8]] = [:]
     public var deadLettered: [OutboxEntry] = []
     /// Entries that failed for now and wait for their next attempt.
     public var deferred: [OutboxEntry] = []
@@ -122,9 +125,10 @@ public final class OutboxDrainer: Sendable {
     func record(_ attempt: Attempt, for entry: OutboxEntry, into report: inout DrainReport) throws(ClientError) -> Bool {
         let now = clock.now()
         switch attempt {
-        case .applied:
+        case .applied(let response):
             try store.completeEntry(id: entry.id)
             report.applied.append(entry)
+            report.answers[entry.id] = response.body
             return true
         case .refused(let status, let code, let message):
             try store.killEntry(entry, status: status, code: code, message: message, now: now)

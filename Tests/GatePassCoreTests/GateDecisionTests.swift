@@ -1,0 +1,45 @@
+import Testing
+@testable import GatePassCore
+
+/// What the unattended gate shows for each check-in result.
+@Suite struct GateDecisionTests {
+    static let expected: [(ScanResult, GateDecision.Outcome, String)] = [
+        (.checkedIn, .admitted, "ADMITTED  Ana Pop (K7Q2M9XD) — welcome"),
+        (.alreadyCheckedIn, .admitted, "ADMITTED  Ana Pop (K7Q2M9XD) — already inside"),
+        (.approvalRequired, .approvalRequested, "APPROVAL REQUESTED  Ana Pop (K7Q2M9XD) — this pass needs an approver"),
+        (.awaitingApproval, .approvalRequested, "APPROVAL REQUESTED  Ana Pop (K7Q2M9XD) — waiting for an approver"),
+        (.rejected, .denied, "DENIED  Ana Pop (K7Q2M9XD) — the visit was rejected"),
+        (.cancelled, .denied, "DENIED  Ana Pop (K7Q2M9XD) — the pass was cancelled"),
+        (.checkedOut, .denied, "DENIED  Ana Pop (K7Q2M9XD) — the pass was already used (single entry)"),
+        (.expired, .denied, "DENIED  Ana Pop (K7Q2M9XD) — the pass has expired"),
+        (.notYetValid, .denied, "DENIED  Ana Pop (K7Q2M9XD) — the pass is not valid yet"),
+        (.blocked, .denied, "DENIED  Ana Pop (K7Q2M9XD) — entry refused; call security"),
+    ]
+
+    @Test(arguments: 0..<expected.count)
+    func eachResultHasItsOutcomeAndLine(_ index: Int) {
+        let (result, outcome, line) = Self.expected[index]
+        let answer = CheckInAnswer(result: result, visitor: Fixture.visitor(status: .expected, requiresApproval: false),
+                                   scanId: "scan-1")
+        let decision = GateDecision.from(answer, code: "GP1:K7Q2M9XD")
+        #expect(decision.outcome == outcome)
+        #expect(decision.line == line)
+        #expect(decision.result == result.rawValue && decision.code == "GP1:K7Q2M9XD")
+        #expect(decision.visitorId == "0b8a2c4e-7d1f-4a6b-9c3e-5f2d1a0b9c8d")
+    }
+
+    @Test func refusalsWithoutAVisitorNameTheCode() {
+        #expect(GateDecision.refused(status: 404, code: "ZZZZZZZZ").line == "DENIED  ZZZZZZZZ — unknown pass")
+        #expect(GateDecision.refused(status: 400, code: "hello").line == "DENIED  hello — not a Gate Pass code")
+        #expect(GateDecision.queued(code: "K7Q2M9XD").outcome == .queuedOffline)
+        #expect(GateDecision.queued(code: "K7Q2M9XD").line.hasPrefix("QUEUED OFFLINE  K7Q2M9XD — "))
+    }
+
+    @Test func anApproversDecisionIsShownWithTheNote() {
+        let approved = GateDecision.decided(Fixture.visitor(status: .approved, requiresApproval: true), code: "K7Q2M9XD")
+        #expect(approved.outcome == .admitted && approved.reason == "approved")
+        let rejected = GateDecision.decided(Fixture.visitor(status: .rejected, requiresApproval: true), code: "K7Q2M9XD")
+        #expect(rejected.outcome == .denied)
+        #expect(rejected.line == "DENIED  Ana Pop (K7Q2M9XD) — an approver rejected the visit: not today")
+    }
+}
