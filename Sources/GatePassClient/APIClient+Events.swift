@@ -39,7 +39,7 @@ extension APIClient {
 
 extension ClientCore {
     /// The logged-in session, checked to be on `server` when one is named.
-    func session(on server: String?) throws(ClientError) -> Session {
+    public func session(on server: String?) throws(ClientError) -> Session {
         let session = try requireSession()
         if let server, normalized(server) != session.server {
             throw .local("this device is logged in to \(session.server), not \(normalized(server)); run: gatepass login --server \(normalized(server)) --email YOU")
@@ -93,5 +93,21 @@ extension ClientCore {
                 return credential == .scanner ? current.scanner?.scannerToken : current.token
             },
             lastEventIDs: store, onStatus: onStatus, onEvent: onEvent)
+    }
+}
+
+extension ClientCore {
+    /// The session's scanner token, obtained now if the login did not get one (the server was
+    /// away at login) or it has expired; the gate needs it before its first scan.
+    public func ensureScannerToken(now: Date) throws(ClientError) -> ScannerTokenAnswer {
+        var session = try requireSession()
+        if let scanner = session.scanner, scanner.expiresAt.date > now.addingTimeInterval(60) { return scanner }
+        guard session.user.principalKind.mayScan else {
+            throw .local("\(session.user.email) may not scan: log the kiosk in as a user who may (OWNER, ADMIN, or an APPROVER with canScanCheckpoint)")
+        }
+        let answer = try api(session.server).scannerToken(token: session.token)
+        session.scanner = answer
+        try store.saveSession(session)
+        return answer
     }
 }

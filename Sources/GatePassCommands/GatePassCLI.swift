@@ -24,8 +24,10 @@ public enum GatePassCLI {
             ("history", "The scan history (--csv for the export)."),
             ("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID."),
             ("events", "Follow the live events (approvals, arrivals, notifications) until Ctrl-C."),
+            ("kiosk", "Run the unattended gate: scan passes from a camera and check them in."),
             ("push-test", "Send a test event to registered device tokens and report which were delivered."),
             ("push-deliveries", "List the push deliveries of one device token."),
+            ("scan", "Read QR codes from image files, a folder or a Y4M recording and print each new one."),
         ])
 
     /// Runs the command line and returns the exit status: 0 ok, 1 failure, 2 usage error.
@@ -51,10 +53,14 @@ public enum GatePassCLI {
                 return try AdministrationCommands.checkpoint(rest, terminal: terminal)
             case "events":
                 return try EventsCommand.run(rest, terminal: terminal, environment: environment, clock: clock)
+            case "kiosk":
+                return try KioskCommand.run(rest, terminal: terminal, environment: environment, clock: clock)
             case "push-test":
                 return try PushCommands.test(rest, terminal: terminal, environment: environment, clock: clock)
             case "push-deliveries":
                 return try PushCommands.deliveries(rest, terminal: terminal, environment: environment, clock: clock)
+            case "scan":
+                return try ScanCommand.run(rest, terminal: terminal)
             case let client where ClientCommands.names.contains(client):
                 return try ClientCommands.run(client, rest, terminal: terminal, environment: environment, clock: clock)
             default:
