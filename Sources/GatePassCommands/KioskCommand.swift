@@ -80,13 +80,20 @@ enum KioskCommand {
         }
         // The source is read by the scanning thread only, from here on.
         let handOver = UncheckedBox(source)
+        // A source that fails for good (not a camera, an unreadable recording) ends the kiosk
+        // with status 1, so that systemd restarts it and the journal says why; a camera that
+        // is merely lost never throws, it waits and reopens.
+        let failure = Locked<String?>(nil)
         let scanning = Thread {
             do {
                 try runner.scan(handOver.value)
+                if sourceChoice.isFinite { terminal.err("no more frames; waiting for decisions until Ctrl-C") }
             } catch {
-                terminal.err("error: \(error)")
+                if !runner.isStopping {
+                    failure.withLock { $0 = "\(error)" }
+                    termination.interrupt()
+                }
             }
-            if sourceChoice.isFinite { terminal.err("no more frames; waiting for decisions until Ctrl-C") }
         }
         scanning.start()
         termination.wait()
@@ -94,6 +101,7 @@ enum KioskCommand {
         camera?.stop()
         runner.stop()
         watchdog?.stop()
+        if let reason = failure.withLock({ $0 }) { throw CommandFailure(reason) }
         return 0
     }
 
