@@ -33,6 +33,8 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CMagickWand", pkgConfig: "MagickWand",
                        providers: [.apt(["libmagickwand-dev"])]),
+        .systemLibrary(name: "CNcursesw", pkgConfig: "ncursesw",
+                       providers: [.apt(["libncurses-dev"])]),
 
         // MARK: - Domain
         .target(name: "GatePassCore"),
@@ -45,6 +47,8 @@ let package = Package(
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
         .target(name: "GatePassClient", dependencies: ["GatePassCore", "CurlHTTP", "SQLiteStore"]),
         .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
+        .target(name: "GatePassConsole", dependencies: ["GatePassCore", "GatePassClient"]),
+        .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole"]),
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
@@ -55,7 +59,7 @@ let package = Package(
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassClient",
-                                         "CurlHTTP", "GatePassScanner", "QRCode"]),
+                                         "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar"]),
 
         // MARK: - Tests
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
@@ -65,6 +69,7 @@ let package = Package(
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer"]),
+        .testTarget(name: "GatePassConsoleTests", dependencies: ["GatePassConsole", "GatePassCore", "GatePassClient"]),
         .testTarget(name: "GatePassScannerTests",
                     dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode"]),
         .testTarget(name: "GatePassCommandsTests",

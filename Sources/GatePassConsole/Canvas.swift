@@ -1,0 +1,86 @@
+/// What a screen draws on: a grid of cells, free of curses, so every screen's output is
+/// checked by tests as text. The curses driver paints a canvas; nothing else touches the terminal.
+public struct Canvas: Sendable, Equatable {
+    /// How a cell looks. Colours are roles, not terminal colours: the driver maps them, and
+    /// drops them when the terminal has none or NO_COLOR is set.
+    public struct Style: Sendable, Equatable, Hashable {
+        public enum Role: Sendable, Equatable, Hashable {
+            case normal, accent, ok, warning, danger, muted
+        }
+        public var role: Role
+        public var bold: Bool
+        public var reverse: Bool
+        public var underline: Bool
+
+        public init(_ role: Role = .normal, bold: Bool = false, reverse: Bool = false, underline: Bool = false) {
+            self.role = role; self.bold = bold; self.reverse = reverse; self.underline = underline
+        }
+
+        public static let plain = Style()
+        public static let title = Style(.accent, bold: true)
+        public static let selected = Style(.normal, reverse: true)
+        public static let dim = Style(.muted)
+    }
+
+    public struct Cell: Sendable, Equatable {
+        public var character: Character
+        public var style: Style
+        public init(_ character: Character = " ", _ style: Style = .plain) { self.character = character; self.style = style }
+    }
+
+    public let width: Int
+    public let height: Int
+    public private(set) var cells: [Cell]
+
+    public init(width: Int, height: Int) {
+        self.width = max(0, width)
+        self.height = max(0, height)
+        cells = Array(repeating: Cell(), count: self.width * self.height)
+    }
+
+    public subscript(x: Int, y: Int) -> Cell {
+        get { cells[y * width + x] }
+        set { cells[y * width + x] = newValue }
+    }
+
+    /// Writes `text` from (x, y), clipped at `maxWidth` (default: the canvas edge); control
+    /// characters become spaces. Returns the column after the last character written.
+    @discardableResult
+    public mutating func put(_ text: String, x: Int, y: Int, style: Style = .plain, maxWidth: Int? = nil) -> Int {
+        guard y >= 0, y < height else { return x }
+        let limit = min(width, x + (maxWidth ?? width))
+        var column = x
+        for character in text {
+            guard column < limit else { break }
+            if column >= 0 {
+                let visible: Character = character.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F } ? character : " "
+                self[column, y] = Cell(visible, style)
+            }
+            column += 1
+        }
+        return column
+    }
+
+    /// Fills a row segment with a style (a selection bar, a header).
+    public mutating func fill(y: Int, from x: Int = 0, width count: Int? = nil, style: Style) {
+        guard y >= 0, y < height else { return }
+        let end = min(width, x + (count ?? width))
+        for column in max(0, x)..<max(max(0, x), end) { self[column, y] = Cell(self[column, y].character, style) }
+    }
+
+    /// One row as text, trailing spaces removed (for tests and the tmux check).
+    public func line(_ y: Int) -> String {
+        var text = String((0..<width).map { self[$0, y].character })
+        while text.last == " " { text.removeLast() }
+        return text
+    }
+
+    /// Every row, joined by newlines.
+    public var text: String { (0..<height).map(line).joined(separator: "\n") }
+}
+
+/// A rectangle of the canvas given to one part of the layout.
+public struct Area: Sendable, Equatable {
+    public var x: Int, y: Int, width: Int, height: Int
+    public init(x: Int, y: Int, width: Int, height: Int) { self.x = x; self.y = y; self.width = width; self.height = height }
+}
