@@ -1,0 +1,180 @@
+import Foundation
+import GatePassCore
+
+/// The console's shell as a view model: the tabs, the screen stack (a visitor's detail over
+/// the list), the status line that is always visible, the `?` help, and the keys that belong
+/// to the shell (tab switching, quit). Curses-free like every screen; the driver feeds it keys
+/// and events and paints what it renders.
+public final class ConsoleApp {
+    /// What the status line shows; refreshed by the shell's owner (outbox count, online).
+    public struct Status: Sendable, Equatable {
+        public var who: String
+        public var role: String
+        public var server: String
+        public var online: Bool
+        public var queued: Int
+        public var live: Bool
+
+        public init(who: String = "not logged in", role: String = "", server: String = "", online: Bool = true,
+                    queued: Int = 0, live: Bool = false) {
+            self.who = who; self.role = role; self.server = server; self.online = online; self.queued = queued; self.live = live
+        }
+    }
+
+    /// Builds the tabs for the current session (nil: logged out → the login screen only),
+    /// and the detail screen for a visitor.
+    public struct Factory {
+        public var tabs: () -> [any ConsoleScreen]
+        public var visitorDetail: (String) -> any ConsoleScreen
+
+        public init(tabs: @escaping () -> [any ConsoleScreen], visitorDetail: @escaping (String) -> any ConsoleScreen) {
+            self.tabs = tabs
+            self.visitorDetail = visitorDetail
+        }
+    }
+
+    public private(set) var tabs: [any ConsoleScreen] = []
+    public private(set) var selectedTab = 0
+    /// Screens opened over the current tab (a visitor's detail); Esc closes the top one.
+    public private(set) var stack: [any ConsoleScreen] = []
+    public private(set) var showingHelp = false
+    public private(set) var wantsQuit = false
+    public var status = Status()
+    private let factory: Factory
+
+    public init(factory: Factory) {
+        self.factory = factory
+        rebuild()
+    }
+
+    /// The screen that has the keyboard.
+    public var current: (any ConsoleScreen)? { stack.last ?? (tabs.indices.contains(selectedTab) ? tabs[selectedTab] : nil) }
+
+    private func rebuild() {
+        tabs = factory.tabs()
+        selectedTab = 0
+        stack = []
+        _ = current?.appear()
+    }
+
+    // MARK: - Keys and events
+
+    /// Handles a key; returns true when the terminal bell should ring.
+    @discardableResult
+    public func handle(_ key: Key) -> Bool {
+        // Ctrl-C quits from anywhere, even from a text field.
+        if key == .control("c") {
+            wantsQuit = true
+            return false
+        }
+        if showingHelp {
+            // Any key closes the help.
+            showingHelp = false
+            return false
+        }
+        let capturing = current?.isCapturingText ?? false
+        if !capturing {
+            switch key {
+            case .character("?"):
+                showingHelp = true
+                return false
+            case .character("q") where stack.isEmpty:
+                wantsQuit = true
+                return false
+            case .character(let digit) where stack.isEmpty && digit.isASCII && ("1"..."9").contains(digit):
+                if let index = Int(String(digit)), index >= 1, index <= tabs.count { select(index - 1) }
+                return false
+            case .tab where stack.isEmpty && !tabs.isEmpty:
+                select((selectedTab + 1) % tabs.count)
+                return false
+            case .backTab where stack.isEmpty && !tabs.isEmpty:
+                select((selectedTab + tabs.count - 1) % tabs.count)
+                return false
+            default:
+                break
+            }
+        }
+        guard let screen = current else { return false }
+        return apply(screen.handle(key))
+    }
+
+    /// A live event: every tab and open screen hears it (lists stay fresh even when hidden).
+    @discardableResult
+    public func receive(_ event: ServerEvent) -> Bool {
+        var bell = false
+        for screen in tabs + stack where apply(screen.receive(event)) { bell = true }
+        return bell
+    }
+
+    private func select(_ index: Int) {
+        guard index != selectedTab || !stack.isEmpty else { return }
+        selectedTab = index
+        stack = []
+        _ = current.map { apply($0.appear()) }
+    }
+
+    /// Carries out a screen's action; true when the bell should ring.
+    private func apply(_ action: ScreenAction) -> Bool {
+        switch action {
+        case .none, .redraw: return false
+        case .alert: return true
+        case .openVisitor(let id):
+            let detail = factory.visitorDetail(id)
+            stack.append(detail)
+            return apply(detail.appear())
+        case .back:
+            if !stack.isEmpty { stack.removeLast() }
+            return current.map { apply($0.appear()) } ?? false
+        case .sessionChanged:
+            rebuild()
+            return false
+        case .quit:
+            wantsQuit = true
+            return false
+        }
+    }
+
+    // MARK: - Drawing
+
+    /// The whole console: tab bar on the first row, the status line on the last, the current
+    /// screen between (and the help over it when asked).
+    public func render(width: Int, height: Int) -> Canvas {
+        var canvas = Canvas(width: width, height: height)
+        guard width > 0, height > 0 else { return canvas }
+        // Tab bar.
+        var x = 0
+        for (index, tab) in tabs.enumerated() {
+            let label = " \(index + 1) \(tab.title) "
+            x = canvas.put(label, x: x, y: 0, style: index == selectedTab ? .selected : .title) + 1
+        }
+        canvas.put("? help  q quit", x: max(x, width - 14), y: 0, style: .dim)
+        // Status line: who, where, online, queue.
+        if height >= 3 {
+            let online = status.online ? (status.live ? "live" : "online") : "OFFLINE"
+            let queued = status.queued == 0 ? "" : "  \(status.queued) queued"
+            let line = "\(status.who)\(status.role.isEmpty ? "" : " (\(status.role))")  \(status.server)  \(online)\(queued)"
+            canvas.fill(y: height - 1, style: Canvas.Style(status.online ? .normal : .warning, reverse: true))
+            canvas.put(line, x: 0, y: height - 1, style: Canvas.Style(status.online ? .normal : .warning, reverse: true))
+        }
+        let area = Area(x: 0, y: 1, width: width, height: max(0, height - 2))
+        current?.render(into: &canvas, area: area)
+        if showingHelp, let screen = current { renderHelp(for: screen, into: &canvas, area: area) }
+        return canvas
+    }
+
+    private func renderHelp(for screen: any ConsoleScreen, into canvas: inout Canvas, area: Area) {
+        let shellKeys: [(key: String, action: String)] = [
+            ("1–\(max(1, tabs.count)), Tab, Shift-Tab", "switch tabs"), ("?", "this help (any key closes it)"),
+            ("q", "quit (from a tab)"), ("Ctrl-C", "quit from anywhere"),
+        ]
+        let rows = [("Keys of \(screen.title)", "")] + screen.keyHelp.map { ($0.key, $0.action) } + [("", "")] + shellKeys
+        for row in 0..<min(rows.count, area.height) {
+            let y = area.y + row
+            canvas.fill(y: y, from: area.x, width: area.width, style: .plain)
+            for column in area.x..<(area.x + area.width) { canvas[column, y] = Canvas.Cell(" ", .plain) }
+            let (key, action) = rows[row]
+            let end = canvas.put(key, x: area.x + 2, y: y, style: action.isEmpty ? .title : Canvas.Style(.accent, bold: true))
+            if !action.isEmpty { canvas.put(action, x: max(end + 2, area.x + 26), y: y) }
+        }
+    }
+}
