@@ -69,6 +69,7 @@ let package = Package(
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer"]),
+        .testTarget(name: "CursesTerminalTests", dependencies: ["CursesTerminal", "GatePassConsole"]),
         .testTarget(name: "GatePassConsoleTests", dependencies: ["GatePassConsole", "GatePassCore", "GatePassClient"]),
         .testTarget(name: "GatePassScannerTests",
                     dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode"]),

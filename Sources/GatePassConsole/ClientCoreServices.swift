@@ -1,0 +1,196 @@
+import CurlHTTP
+import Foundation
+import GatePassClient
+import GatePassCore
+import Synchronization
+
+/// The console's services backed by the client core: the session and cache of one state
+/// folder, mutations through its outbox.
+///
+/// The server URL typed on the login screen is kept in the state file's meta table under
+/// `console_server`, so each state folder remembers its own server.
+///
+/// Used from the console's one UI thread; the core and the store do their own locking.
+public final class ClientCoreServices: ConsoleServices {
+    /// The meta key the login screen's server URL is saved under.
+    public static let serverKey = "console_server"
+
+    public let core: ClientCore
+    private let transport: RetryAfterRecorder
+    private let defaultServer: String?
+    private let clock: any Clock
+
+    /// - Parameters:
+    ///   - core: the client core of the state folder.
+    ///   - transport: the HTTP transport the core was made with; the services make a few
+    ///     calls of their own with it (sending a code, a visitor's approval context).
+    ///   - defaultServer: offered when neither the state folder nor a session names a server
+    ///     (the `GATEPASS_SERVER` environment variable).
+    ///   - clock: stamps the cached visitor details.
+    public init(core: ClientCore, transport: any HTTPTransport, defaultServer: String?, clock: any Clock = SystemClock()) {
+        self.core = core
+        self.transport = RetryAfterRecorder(base: transport)
+        self.defaultServer = defaultServer.flatMap { $0.isEmpty ? nil : $0 }
+        self.clock = clock
+    }
+
+    // MARK: - Session and server
+
+    public func currentUser() -> ConsoleUser? {
+        guard let session = try? core.session() else { return nil }
+        return ConsoleUser(name: session.user.name, email: session.user.email, role: session.user.role, server: session.server)
+    }
+
+    public func serverURL() -> String {
+        if let saved = try? core.store.meta(Self.serverKey), !saved.isEmpty { return saved }
+        if let session = try? core.session() { return session.server }
+        return defaultServer ?? ""
+    }
+
+    public func setServerURL(_ url: String) throws(ConsoleError) {
+        var server = url.trimmingCharacters(in: .whitespaces)
+        guard server.hasPrefix("http://") || server.hasPrefix("https://") else {
+            throw .refused("the server must be an http:// or https:// URL")
+        }
+        while server.hasSuffix("/") { server.removeLast() }
+        do {
+            try core.store.setMeta(Self.serverKey, server)
+        } catch {
+            throw Self.consoleError(error, retryAfter: nil)
+        }
+    }
+
+    // MARK: - Login
+
+    public func sendCode(server: String, email: String) throws(ConsoleError) {
+        // The core's sendCode drops the response headers; Retry-After is the wait a person
+        // needs to see, so the same request is made here through a transport that keeps it.
+        transport.reset()
+        do {
+            try APIClient(baseURL: server, transport: transport).sendOTP(email: email)
+        } catch {
+            throw Self.consoleError(error, retryAfter: transport.lastRetryAfter)
+        }
+    }
+
+    public func logIn(server: String, email: String, code: String, allowPurge: Bool) throws(ConsoleError) -> ConsoleUser {
+        do {
+            let check = try core.identityCheck(server: server, email: email)
+            if check.changesIdentity, check.entriesAtRisk > 0, !allowPurge {
+                throw ConsoleError.identityChange(entriesAtRisk: check.entriesAtRisk,
+                                                  previousEmail: check.previous?.email ?? "the previous user",
+                                                  previousServer: check.previous?.server ?? "the previous server")
+            }
+            let outcome = try core.login(server: server, email: email, otp: code, allowPurge: allowPurge)
+            let user = outcome.session.user
+            return ConsoleUser(name: user.name, email: user.email, role: user.role, server: outcome.session.server)
+        } catch let error as ConsoleError {
+            throw error
+        } catch let error as ClientError {
+            throw Self.consoleError(error, retryAfter: nil)
+        } catch {
+            throw .failed(String(describing: error))
+        }
+    }
+
+    // MARK: - Reads
+
+    public func pendingApprovals() throws(ConsoleError) -> ConsoleRead<[Visitor]> {
+        do {
+            let read = try core.approvals()
+            return ConsoleRead(value: read.value.items, updatedAt: read.updatedAt, fromCache: read.fromCache)
+        } catch {
+            throw Self.consoleError(error, retryAfter: nil)
+        }
+    }
+
+    /// What the cache keeps of a visitor detail (VisitorDetail itself is not Codable).
+    private struct CachedDetail: Codable {
+        var visitor: Visitor
+        var context: ApprovalContext?
+    }
+
+    public func visitorDetail(id: String) throws(ConsoleError) -> ConsoleRead<VisitorDetail> {
+        let cacheKey = "console_visitor:\(id)"
+        do throws(ClientError) {
+            let session = try core.session(on: nil)
+            let api = APIClient(baseURL: session.server, transport: transport)
+            do throws(ClientError) {
+                let detail: CachedDetail
+                if session.user.role == .approver {
+                    let answer = try api.approverVisitor(token: session.token, id: id)
+                    detail = CachedDetail(visitor: answer.visitor, context: answer.context)
+                } else {
+                    detail = CachedDetail(visitor: try api.visitor(token: session.token, id: id), context: nil)
+                }
+                let now = clock.now()
+                try? core.store.cache(cacheKey, value: CanonicalJSON.encode(detail), at: now)
+                return ConsoleRead(value: VisitorDetail(visitor: detail.visitor, context: detail.context), updatedAt: now,
+                                   fromCache: false)
+            } catch {
+                guard error.isRetryable, let cached = try core.store.cached(cacheKey),
+                      let detail = try? JSONDecoder().decode(CachedDetail.self, from: Data(cached.value))
+                else { throw error }
+                return ConsoleRead(value: VisitorDetail(visitor: detail.visitor, context: detail.context),
+                                   updatedAt: cached.updatedAt, fromCache: true)
+            }
+        } catch {
+            throw Self.consoleError(error, retryAfter: nil)
+        }
+    }
+
+    // MARK: - Decisions
+
+    public func decide(_ decision: ApprovalDecision, visitorId: String, note: String?) -> DecisionOutcome {
+        do {
+            switch try core.decide(decision, visitorId: visitorId, note: note) {
+            case .applied(let response):
+                do {
+                    return .applied(try APIClient.decode(Visitor.self, from: response.body))
+                } catch {
+                    return .refused("the decision was sent, but the server's answer could not be read (\(error)); open the visitor again to see where it stands")
+                }
+            case .queued:
+                return .queued
+            case .refused(_, _, let message):
+                return .refused(message)
+            case .needsLogin(_, let message):
+                return .needsLogin(message)
+            }
+        } catch {
+            if case .unauthorized(let message) = error { return .needsLogin(message) }
+            return .refused(Self.consoleError(error, retryAfter: nil).sentence)
+        }
+    }
+
+    // MARK: - Errors
+
+    static func consoleError(_ error: ClientError, retryAfter: Int?) -> ConsoleError {
+        switch error {
+        case .offline(let detail): .offline(detail)
+        case .unauthorized(let message): .unauthorized(message)
+        case .permanent(429, _, let message): .throttled(retryAfterSeconds: retryAfter, message: message)
+        case .permanent(_, _, let message): .refused(message)
+        case .transient, .decoding, .local: .failed(error.description)
+        }
+    }
+}
+
+/// Passes requests through and remembers the last `Retry-After` in seconds (the client
+/// core's error taxonomy has no room for it). Guarded by a mutex: `HTTPTransport` is Sendable.
+final class RetryAfterRecorder: HTTPTransport {
+    private let base: any HTTPTransport
+    private let retryAfter = Mutex<Int?>(nil)
+
+    init(base: any HTTPTransport) { self.base = base }
+
+    var lastRetryAfter: Int? { retryAfter.withLock { $0 } }
+    func reset() { retryAfter.withLock { $0 = nil } }
+
+    func perform(_ request: CurlRequest) throws(TransportError) -> CurlResponse {
+        let response = try base.perform(request)
+        let seconds = response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        retryAfter.withLock { $0 = seconds }
+        return response
+    }
+}

@@ -1,0 +1,305 @@
+import Foundation
+import GatePassCore
+
+/// One visitor with the approval context; `a` approves and `r` rejects, each after a
+/// prompt for an optional note (Enter sends, an empty note included; Esc cancels).
+///
+/// ```
+/// Ana Pop — awaiting approval
+/// Short id       K7Q2M9XD
+/// Company        Acme
+/// …
+/// Previous visits 3 (last 2025-01-10 09:12)
+/// Requested at   Main gate
+///
+/// Approve Ana Pop? Note (optional): on time_
+/// Enter: send · Esc: cancel
+/// ```
+public final class VisitorDetailScreen: ConsoleScreen {
+    /// The note prompt while it is open.
+    public struct Prompt: Sendable, Equatable {
+        public var decision: ApprovalDecision
+        var note: TextInput
+        public var noteText: String { note.text }
+    }
+
+    /// The line that says how the last action went.
+    public struct Result: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable { case ok, warning, error }
+        public var kind: Kind
+        public var text: String
+    }
+
+    /// Longest note the prompt takes.
+    public static let noteLimit = 1_000
+
+    private let services: any ConsoleServices
+    private let clock: () -> Date
+    private let timeZone: TimeZone
+    private let onDecision: ((String, DecisionOutcome) -> Void)?
+
+    public private(set) var visitor: Visitor
+    public private(set) var context: ApprovalContext?
+    /// When the detail was read and whether the cache answered; nil until it was read.
+    public private(set) var loaded: (updatedAt: Date, fromCache: Bool)?
+    public private(set) var loadError: String?
+    public private(set) var prompt: Prompt?
+    public private(set) var result: Result?
+    /// The first line of the details drawn (Up/Down scroll when they do not fit).
+    public private(set) var scroll = 0
+    private var lastDetailRows = 0
+
+    /// - Parameters:
+    ///   - visitor: the visitor as the list knows it; shown until (or if) the detail loads.
+    ///   - clock: "now", for how long ago things happened.
+    ///   - timeZone: the zone dates are shown in.
+    ///   - onDecision: told every decision's outcome (the shell updates the approvals list).
+    public init(visitor: Visitor, services: any ConsoleServices, clock: @escaping () -> Date = Date.init,
+                timeZone: TimeZone = .current, onDecision: ((String, DecisionOutcome) -> Void)? = nil) {
+        self.visitor = visitor
+        self.services = services
+        self.clock = clock
+        self.timeZone = timeZone
+        self.onDecision = onDecision
+    }
+
+    public var title: String { "Visitor" }
+
+    public var isCapturingText: Bool { prompt != nil }
+
+    public var keyHelp: [(key: String, action: String)] {
+        if prompt != nil {
+            return [("Enter", "send the decision with this note (it may be empty)"),
+                    ("Esc", "cancel"),
+                    ("Backspace", "delete the last character")]
+        }
+        return [("a", "approve, with an optional note"),
+                ("r", "reject, with an optional note"),
+                ("Up, k / Down, j", "scroll"),
+                ("Home, End", "top or bottom"),
+                ("Esc", "back to the list")]
+    }
+
+    /// Whether the visitor can still be approved or rejected (api.md: AWAITING_APPROVAL, or
+    /// EXPECTED with requiresApproval).
+    public var isDecidable: Bool {
+        visitor.status == .awaitingApproval || (visitor.status == .expected && visitor.requiresApproval)
+    }
+
+    // MARK: - Loading and events
+
+    public func appear() -> ScreenAction {
+        do {
+            let read = try services.visitorDetail(id: visitor.id)
+            visitor = read.value.visitor
+            context = read.value.context
+            loaded = (read.updatedAt, read.fromCache)
+            loadError = nil
+        } catch {
+            loadError = "Could not load everything about this visitor. " + error.sentence
+        }
+        return .redraw
+    }
+
+    public func receive(_ event: ServerEvent) -> ScreenAction {
+        guard let kind = event.kind, kind.carriesVisitor, case .visitor(let data)? = try? event.payload(),
+              data.visitor.id == visitor.id else { return .none }
+        visitor = data.visitor
+        if prompt != nil && !isDecidable {
+            prompt = nil
+            result = Result(kind: .warning, text: "Someone else decided first: the visitor is now \(Self.describe(visitor.status)).")
+        }
+        return .redraw
+    }
+
+    // MARK: - Keys
+
+    public func handle(_ key: Key) -> ScreenAction {
+        if prompt != nil { return handlePrompt(key) }
+        switch key {
+        case .character("a"): return openPrompt(.approve)
+        case .character("r"): return openPrompt(.reject)
+        case .escape: return .back
+        case .up, .character("k"): return scroll(to: scroll - 1)
+        case .down, .character("j"): return scroll(to: scroll + 1)
+        case .pageUp: return scroll(to: scroll - 10)
+        case .pageDown: return scroll(to: scroll + 10)
+        case .home: return scroll(to: 0)
+        case .end: return scroll(to: Int.max)
+        case .resize: return .redraw
+        default: return .none
+        }
+    }
+
+    private func scroll(to line: Int) -> ScreenAction {
+        let target = max(0, min(line, max(0, detailLines().count - lastDetailRows)))
+        guard target != scroll else { return .none }
+        scroll = target
+        return .redraw
+    }
+
+    private func openPrompt(_ decision: ApprovalDecision) -> ScreenAction {
+        guard isDecidable else {
+            result = Result(kind: .warning, text: "Nothing to decide: the visitor is \(Self.describe(visitor.status)).")
+            return .redraw
+        }
+        prompt = Prompt(decision: decision, note: TextInput(limit: Self.noteLimit))
+        return .redraw
+    }
+
+    private func handlePrompt(_ key: Key) -> ScreenAction {
+        guard var current = prompt else { return .none }
+        switch key {
+        case .escape:
+            prompt = nil
+            result = Result(kind: .warning, text: "Cancelled: nothing was sent.")
+            return .redraw
+        case .enter:
+            prompt = nil
+            return submit(current.decision, note: current.note.text)
+        case .backspace, .delete:
+            guard current.note.deleteBackward() else { return .none }
+        case .control("u"):
+            current.note.text = ""
+        case .character(let character):
+            guard current.note.insert(character) else { return .none }
+        case .resize:
+            return .redraw
+        default:
+            return .none
+        }
+        prompt = current
+        return .redraw
+    }
+
+    private func submit(_ decision: ApprovalDecision, note: String) -> ScreenAction {
+        let trimmed = note.trimmingCharacters(in: .whitespaces)
+        let outcome = services.decide(decision, visitorId: visitor.id, note: trimmed.isEmpty ? nil : trimmed)
+        switch outcome {
+        case .applied(let updated):
+            visitor = updated
+            result = Result(kind: .ok, text: decision == .approve ? "Approved." : "Rejected.")
+        case .queued:
+            result = Result(kind: .warning, text: "Queued, will be sent when the server is back.")
+        case .refused(let message):
+            result = Result(kind: .error, text: "Not \(decision == .approve ? "approved" : "rejected"): \(message)")
+        case .needsLogin(let message):
+            result = Result(kind: .error, text: "Your session has ended (\(message)). Log in again; the decision stays queued and is sent after the login.")
+        }
+        onDecision?(visitor.id, outcome)
+        if case .refused = outcome { return .alert }
+        return .redraw
+    }
+
+    // MARK: - Drawing
+
+    static func describe(_ status: VisitorStatus) -> String {
+        switch status {
+        case .expected: "expected"
+        case .awaitingApproval: "awaiting approval"
+        case .approved: "approved"
+        case .rejected: "rejected"
+        case .checkedIn: "checked in"
+        case .checkedOut: "checked out"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    private func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+
+    private func when(_ date: Date, now: Date) -> String {
+        "\(format(date)) (\(ConsoleFormat.age(since: date, now: now)) ago)"
+    }
+
+    /// The details as (label, value) lines, in the order drawn.
+    func detailLines() -> [(label: String, value: String)] {
+        let now = clock()
+        var lines: [(String, String)] = [("Short id", visitor.shortId.rawValue),
+                                         ("Status", Self.describe(visitor.status))]
+        func add(_ label: String, _ value: String?) {
+            if let value, !value.isEmpty { lines.append((label, value)) }
+        }
+        add("Company", visitor.company)
+        add("Purpose", visitor.purpose)
+        add("Host", visitor.hostName)
+        add("Email", visitor.email)
+        add("Phone", visitor.phone)
+        lines.append(("Walk-in", visitor.walkIn ? "yes" : "no"))
+        add("Requested", visitor.approvalRequestedAt.map { when($0, now: now) })
+        if let context {
+            let last = context.lastVisitAt.map { " (last \(format($0.date)))" } ?? ""
+            lines.append(("Previous visits", "\(context.previousVisits)\(last)"))
+            add("Requested at", context.requestedAtCheckpoint?.name)
+        }
+        lines.append(("Valid", "\(format(visitor.validity.from)) to \(format(visitor.validity.until))"))
+        add("Decided", visitor.decidedAt.map { when($0, now: now) })
+        add("Note", visitor.decisionNote)
+        add("Checked in", visitor.checkedInAt.map { when($0, now: now) })
+        add("Checked out", visitor.checkedOutAt.map { when($0, now: now) })
+        lines.append(("Registered", when(visitor.createdAt, now: now)))
+        return lines
+    }
+
+    public func render(into canvas: inout Canvas, area: Area) {
+        guard area.width > 0, area.height > 0 else { return }
+        let now = clock()
+        // The bottom: the result, then the prompt or the key hint. Drawn first so they win
+        // over the details on a short screen.
+        var footer: [(String, Canvas.Style)] = []
+        if let result {
+            let style: Canvas.Style = switch result.kind {
+            case .ok: Canvas.Style(.ok, bold: true)
+            case .warning: Canvas.Style(.warning, bold: true)
+            case .error: Canvas.Style(.danger, bold: true)
+            }
+            footer.append((result.text, style))
+        }
+        if let prompt {
+            let verb = prompt.decision == .approve ? "Approve" : "Reject"
+            let label = "\(verb) \(visitor.name)? Note (optional): "
+            let fittedLabel = ConsoleFormat.fit(label, width: max(0, area.width - 10))
+            footer.append((fittedLabel + prompt.note.visibleTail(width: area.width - fittedLabel.count, cursor: true),
+                           Canvas.Style(.normal, bold: true)))
+            footer.append(("Enter: send · Esc: cancel", .dim))
+        } else {
+            footer.append((isDecidable ? "a: approve · r: reject · Esc: back" : "Esc: back", .dim))
+        }
+        footer = Array(footer.suffix(area.height))
+        let footerTop = area.y + area.height - footer.count
+        for (offset, row) in footer.enumerated() {
+            canvas.put(ConsoleFormat.fit(row.0, width: area.width), x: area.x, y: footerTop + offset, style: row.1,
+                       maxWidth: area.width)
+        }
+
+        var y = area.y
+        func line(_ text: String, _ style: Canvas.Style) {
+            guard y < footerTop else { return }
+            canvas.put(ConsoleFormat.fit(text, width: area.width), x: area.x, y: y, style: style, maxWidth: area.width)
+            y += 1
+        }
+        line("\(visitor.name.isEmpty ? "(no name)" : visitor.name) — \(Self.describe(visitor.status))", .title)
+        if let loaded, loaded.fromCache {
+            line("Offline: showing what was known \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago.",
+                 Canvas.Style(.warning, bold: true))
+        }
+        if let loadError { line(loadError, Canvas.Style(.danger, bold: true)) }
+        let lines = detailLines()
+        lastDetailRows = max(0, footerTop - y - (footerTop > y ? 1 : 0))
+        scroll = max(0, min(scroll, max(0, lines.count - lastDetailRows)))
+        let labelWidth = min(16, max(0, area.width / 3))
+        for (label, value) in lines.dropFirst(scroll).prefix(lastDetailRows) {
+            guard y < footerTop else { break }
+            let labelText = ConsoleFormat.fit(label, width: labelWidth - 1)
+            canvas.put(labelText, x: area.x, y: y, style: .dim, maxWidth: labelWidth)
+            canvas.put(ConsoleFormat.fit(value, width: area.width - labelWidth), x: area.x + labelWidth, y: y,
+                       maxWidth: max(0, area.width - labelWidth))
+            y += 1
+        }
+    }
+}
