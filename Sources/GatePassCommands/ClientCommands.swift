@@ -78,6 +78,12 @@ enum ClientCommands {
         /// - Parameter extraRequestTime: seconds added to the request timeout, for requests the
         ///   server answers late on purpose (push-test waits for its deliveries).
         func core(platform: String = "console", extraRequestTime: Double = 0) throws -> ClientCore {
+            try coreAndTransport(platform: platform, extraRequestTime: extraRequestTime).core
+        }
+
+        /// The client core and the transport it uses (the console's services need both).
+        func coreAndTransport(platform: String = "console",
+                              extraRequestTime: Double = 0) throws -> (core: ClientCore, transport: any HTTPTransport) {
             let directory = StateDirectory.resolve(environment: environment)
             // The CA file named at login is kept, so later commands trust the same server.
             let store = try ClientStore(directory: directory)
@@ -87,8 +93,9 @@ enum ClientCommands {
                                               requestTimeout: seconds("GATEPASS_REQUEST_TIMEOUT", default: 10)
                                                   + .milliseconds(Int(extraRequestTime * 1000)),
                                               caFile: caFile)
-            return ClientCore(store: store, directory: directory, transport: CurlSession(options: options), clock: clock,
-                              platform: platform)
+            let transport = CurlSession(options: options)
+            return (ClientCore(store: store, directory: directory, transport: transport, clock: clock, platform: platform),
+                    transport)
         }
 
         func seconds(_ name: String, default value: Double) -> Duration {

@@ -66,6 +66,7 @@ func temporaryPath(_ name: String) -> String {
               history          The scan history (--csv for the export).
               outbox           Inspect and replay queued mutations: list, dead, drain, retry ID.
               events           Follow the live events (approvals, arrivals, notifications) until Ctrl-C.
+              console          The full-screen terminal console: log in, approvals queue (live), visitor detail.
               kiosk            Run the unattended gate: scan passes from a camera and check them in.
               push-test        Send a test event to registered device tokens and report which were delivered.
               push-deliveries  List the push deliveries of one device token.
