@@ -1,0 +1,129 @@
+import Foundation
+import LoopbackHTTP
+import Testing
+@testable import GatePassCommands
+@testable import GatePassServer
+
+struct TestFailureText: Error { var text: String; init(_ text: String) { self.text = text } }
+
+/// The real console in tmux against a real server, as a person would use it.
+@Suite(.serialized) struct ConsoleTmuxTests {
+    final class Log: LogSink { func log(_ line: String) {} }
+
+    struct Tmux {
+        let socket = "gatepass-test-\(UUID().uuidString.prefix(8))"
+
+        /// Runs one tmux client command through `system(3)`. Not through `Process`: the first
+        /// command forks the tmux server, which inherits the descriptor Foundation watches for
+        /// the child's exit, and `waitUntilExit` would then wait for the server too.
+        @discardableResult
+        func run(_ arguments: [String]) throws -> String {
+            let outputPath = temporaryPath("tmux-out")
+            defer { try? FileManager.default.removeItem(atPath: outputPath) }
+            func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            let command = (["/usr/bin/tmux", "-L", socket] + arguments).map(quoted).joined(separator: " ")
+                + " </dev/null >\(quoted(outputPath)) 2>/dev/null"
+            guard system(command) != -1 else { throw TestFailureText("cannot run tmux") }
+            return (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        }
+
+        func screen(escapes: Bool = false) throws -> String {
+            try run(["capture-pane", "-p"] + (escapes ? ["-e"] : []) + ["-t", "console"])
+        }
+
+        func keys(_ keys: String...) throws { try run(["send-keys", "-t", "console"] + keys) }
+
+        /// Waits until the screen contains `text` (10 s at most).
+        func waitFor(_ text: String) throws -> Bool {
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if try screen().contains(text) { return true }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return false
+        }
+
+        func kill() { _ = try? run(["kill-server"]) }
+    }
+
+    func withConsole(environment extra: String = "", _ body: (Tmux, GatePassServer, String) throws -> Void) throws {
+        let binary = ServeProcessTests.executable
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the gatepass executable first")
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "install tmux (.ci/install-packages does)")
+        let directory = temporaryPath("console")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ServerConfiguration()
+        configuration.database = directory + "/server.db"
+        configuration.port = 0
+        configuration.threads = 4
+        configuration.otpResendIntervalSeconds = 0
+        let server = try GatePassServer(configuration: configuration, devMode: true, logSink: Log())
+        defer { server.stop() }
+        try DemoData.seed(store: server.store, now: Date(), timeZone: .current)
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        let command = "\(extra) GATEPASS_STATE_DIR=\(directory)/state \(binary.path) console --server http://127.0.0.1:\(server.port); echo EXIT=$? > \(directory)/exit; sleep 60"
+        try tmux.run(["new-session", "-d", "-s", "console", "-x", "110", "-y", "32", command])
+        try body(tmux, server, directory)
+    }
+
+    func code(_ server: GatePassServer, _ email: String) throws -> String {
+        try #require(try LoopbackHTTPClient(port: server.port).get("/api/auth/dev-peek-otp?email=\(email)").json?["otp"] as? String)
+    }
+
+    @Test func logInSeeTheQueueLiveApproveAndQuit() throws {
+        try withConsole { tmux, server, directory in
+            #expect(try tmux.waitFor("Gate Pass — log in"))
+            try tmux.keys("approver@demo.gatepass", "Enter")
+            #expect(try tmux.waitFor("A 6-digit code was sent"))
+            try tmux.keys(try code(server, "approver@demo.gatepass"), "Enter")
+            #expect(try tmux.waitFor("Awaiting approval"))
+            #expect(try tmux.waitFor("live"))
+            // A walk-in at the gate appears without a key press.
+            let http = LoopbackHTTPClient(port: server.port)
+            _ = try http.send("POST", "/api/auth/send-otp", json: ["email": "owner@demo.gatepass"])
+            let owner = try #require(try http.send("POST", "/api/auth/verify-otp",
+                                                   json: ["email": "owner@demo.gatepass", "otp": try code(server, "owner@demo.gatepass")]).json?["token"] as? String)
+            let scanner = try #require(try http.send("POST", "/api/visitor-scanner/token", token: owner, json: [String: Any]()).json?["scannerToken"] as? String)
+            #expect(try http.send("POST", "/api/visitor-scanner/walk-in-arrived", token: scanner,
+                                  json: ["name": "Live Larry", "company": "Initech"]).status == 201)
+            #expect(try tmux.waitFor("Live Larry"))
+            // Open it (Home: the newest, at the top), approve with a, accept the empty note.
+            try tmux.keys("Home")
+            try tmux.keys("Enter")
+            #expect(try tmux.waitFor("Live Larry — awaiting approval"))
+            try tmux.keys("a")
+            #expect(try tmux.waitFor("Note (optional)"))
+            try tmux.keys("Enter")
+            #expect(try tmux.waitFor("Approved."))
+            try tmux.keys("Escape")
+            #expect(try tmux.waitFor("Awaiting approval"))
+            #expect(!(try tmux.screen().contains("Live Larry")))
+            try tmux.keys("q")
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, !FileManager.default.fileExists(atPath: directory + "/exit") { Thread.sleep(forTimeInterval: 0.1) }
+            #expect((try? String(contentsOfFile: directory + "/exit", encoding: .utf8)) == "EXIT=0\n")
+        }
+    }
+
+    @Test func noColorKeepsReverseVideoButDropsColours() throws {
+        try withConsole(environment: "NO_COLOR=1") { tmux, _, _ in
+            #expect(try tmux.waitFor("Gate Pass — log in"))
+            let escapes = try tmux.screen(escapes: true)
+            // SGR 30–37/40–47/38;5/48;5 are colours; 7 is reverse video (the tab bar).
+            let colour = try Regex(#"\x1B\[[0-9;]*(3[0-8]|4[0-8])[;m]"#)
+            #expect(escapes.firstMatch(of: colour) == nil, "no colour with NO_COLOR")
+            #expect(escapes.contains("\u{1B}[7m") || escapes.contains(";7m"), "reverse video stays")
+            try tmux.keys("C-c")
+        }
+    }
+
+    @Test func withoutATerminalTheConsoleRefuses() {
+        let terminal = RecordingTerminal()
+        let status = GatePassCLI.main(["gatepass", "console"], terminal: terminal,
+                                      environment: ["GATEPASS_STATE_DIR": temporaryPath("no-tty")])
+        #expect(status == 1)
+        #expect(terminal.stderr.contains("needs a terminal") && terminal.stderr.contains("gatepass approvals"))
+    }
+}
