@@ -121,8 +121,9 @@ struct TestFailureText: Error { var text: String; init(_ text: String) { self.te
 
     @Test func withoutATerminalTheConsoleRefuses() {
         let terminal = RecordingTerminal()
-        let status = GatePassCLI.main(["gatepass", "console"], terminal: terminal,
-                                      environment: ["GATEPASS_STATE_DIR": temporaryPath("no-tty")])
+        let state = temporaryPath("no-tty")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let status = GatePassCLI.main(["gatepass", "console"], terminal: terminal, environment: ["GATEPASS_STATE_DIR": state])
         #expect(status == 1)
         #expect(terminal.stderr.contains("needs a terminal") && terminal.stderr.contains("gatepass approvals"))
     }

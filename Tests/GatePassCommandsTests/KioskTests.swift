@@ -208,8 +208,10 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         #expect(help.stdout.contains("USAGE: gatepass kiosk"))
         // Without a login the kiosk says how to log in.
         let lonely = RecordingTerminal()
+        let state = temporaryPath("nobody")
+        defer { try? FileManager.default.removeItem(atPath: state) }
         let status = GatePassCLI.main(["gatepass", "kiosk", "--dir", "/tmp"], terminal: lonely,
-                                      environment: ["GATEPASS_STATE_DIR": temporaryPath("nobody")])
+                                      environment: ["GATEPASS_STATE_DIR": state])
         #expect(status == 1 && lonely.stderr.contains("gatepass login"))
     }
 }
