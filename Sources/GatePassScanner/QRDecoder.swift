@@ -92,7 +92,13 @@ public final class QRDecoder {
     public static let format = "QR-Code"
 
     /// `zbar_image_scanner_t *`
-    private let scanner: OpaquePointer
+    private var scanner: OpaquePointer
+    /// Frames decoded by the current scanner. zbar's scanner grows by about 70 bytes per
+    /// frame over long runs (measured by `gatepass-bench scanner`: a scanner recreated every
+    /// 1,000 frames does not), so it is replaced every `scannerLifetime` frames. A held code
+    /// then shows zbar count 0 once, which nothing here relies on.
+    private var framesOnScanner = 0
+    static let scannerLifetime = 1_000
     /// `zbar_image_t *`, reused for every frame.
     private let image: OpaquePointer
     private var imageWidth = -1
@@ -106,15 +112,21 @@ public final class QRDecoder {
     /// - Throws: ``ScannerError/decoder(_:)`` if zbar cannot create its scanner or image or
     ///   refuses the configuration.
     public init() throws(ScannerError) {
-        guard let scanner = zbar_image_scanner_create() else {
-            throw .decoder("zbar_image_scanner_create failed (out of memory)")
-        }
+        let scanner = try Self.makeScanner()
         guard let image = zbar_image_create() else {
             zbar_image_scanner_destroy(scanner)
             throw .decoder("zbar_image_create failed (out of memory)")
         }
         self.scanner = scanner
         self.image = image
+        zbar_image_set_format(image, Self.y800)
+    }
+
+    /// A zbar image scanner for QR codes only, inverted test off, cache on.
+    private static func makeScanner() throws(ScannerError) -> OpaquePointer {
+        guard let scanner = zbar_image_scanner_create() else {
+            throw .decoder("zbar_image_scanner_create failed (out of memory)")
+        }
         // zbar_image_scanner_set_config returns 0 on success.
         let failures = [
             zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0),
@@ -122,12 +134,22 @@ public final class QRDecoder {
             zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_TEST_INVERTED, 0),
         ].filter { $0 != 0 }
         guard failures.isEmpty else {
-            // deinit runs for a partly initialised class only once all stored properties are
-            // set, which they are: it releases both handles.
+            zbar_image_scanner_destroy(scanner)
             throw .decoder("zbar refused the QR-only configuration")
         }
         zbar_image_scanner_enable_cache(scanner, 1)
-        zbar_image_set_format(image, Self.y800)
+        return scanner
+    }
+
+    /// Replaces the scanner once it has decoded `scannerLifetime` frames (see `framesOnScanner`).
+    private func renewScannerIfOld() throws(ScannerError) {
+        framesOnScanner += 1
+        guard framesOnScanner > Self.scannerLifetime else { return }
+        let fresh = try Self.makeScanner()
+        zbar_image_scanner_recycle_image(scanner, image)
+        zbar_image_scanner_destroy(scanner)
+        scanner = fresh
+        framesOnScanner = 1
     }
 
     deinit {
@@ -148,6 +170,7 @@ public final class QRDecoder {
     /// - Throws: ``ScannerError/decoder(_:)`` if `zbar_scan_image` fails (it only does for an
     ///   image format it does not take, which would be a bug here).
     public func decode(_ frame: FrameView) throws(ScannerError) -> DecodedFrame {
+        try renewScannerIfOld()
         let start = ContinuousClock.now
         guard frame.width > 0, frame.height > 0, let pixels = frame.luma.baseAddress else {
             return DecodedFrame(frameIndex: frame.index, codes: [], milliseconds: 0)

@@ -25,12 +25,20 @@ struct Options: Sendable {
     var events = 200
     var rate = 20.0
     var anchor = 200
+    // scanner
+    var frames = 100_000
+    var distinct = 300
+    var rounds = 5
+    var passes = 200
+    var scannerSeconds = 10.0
 }
 
 let usageText = """
     usage: gatepass-bench server [--visitors N] [--connections N] [--seconds S] [--warmup S]
                                  [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
            gatepass-bench outbox [--entries N] [--json]
+           gatepass-bench scanner [--distinct N] [--rounds R] [--seconds S] [--frames N] [--passes K]
+                                  [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
            gatepass-bench events [--subscribers N,N...] [--events K] [--rate R] [--anchor A]
                                  [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
 
@@ -52,6 +60,16 @@ let usageText = """
     for the enqueue, and sequential direct check-ins (no outbox) for the drain.
     Goals: 10,000 replayed in under 10 s; enqueue p99 under 2 ms.
 
+    scanner: draws --distinct 640x480 grey frames (default 300; a fixed camera's scenes with noise,
+    passes GP1:<id> held up for 6-14 frames at module 3-6 px, about a third empty) and writes them
+    to a temporary Y4M file. Measures, anchored to zbar called directly (same configuration) in
+    the same run: median/p95 decode ms/frame of QRDecoder vs zbar_scan_image, interleaved frame
+    by frame over --rounds R rounds (default 5); frames/s of Y4MSource -> QRDecoder ->
+    CodeDeduplicator from the file; CPU % of one core at a steady 30 fps for --seconds S (default
+    10); RSS before/after --frames N frames (default 100000); then, against an in-process server
+    (dev mode), a KioskRunner fed 30 fps frames checks in --passes K visitors (default 200) and the
+    time from the first frame with a new code to its decision line is reported (p50/p95), against
+    a plain check-in POST sent in each gap. Goals: decode ratio <= 1.1; p95 under 60 ms online.
 
     Starts, in one process and on 127.0.0.1 only:
       - a bare libmicrohttpd responder answering a fixed small JSON 200 (the ceiling), and
@@ -80,8 +98,8 @@ func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
     var rest = arguments[...]
     guard let command = rest.popFirst() else { throw .bad("missing scenario: gatepass-bench server") }
     if command == "--help" || command == "-h" || command == "help" { throw .help }
-    guard command == "server" || command == "outbox" || command == "events" else {
-        throw .bad("unknown scenario \(command); the scenarios are: server, outbox, events")
+    guard command == "server" || command == "outbox" || command == "events" || command == "scanner" else {
+        throw .bad("unknown scenario \(command); the scenarios are: server, outbox, events, scanner")
     }
     options.scenario = command
     func value(_ flag: String) throws(UsageError) -> String {
@@ -107,7 +125,13 @@ func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
         case "--visitors": options.visitors = try integer(flag, 1...1_000_000)
         case "--entries": options.entries = try integer(flag, 1...1_000_000)
         case "--connections": options.connections = try integer(flag, 1...1024)
-        case "--seconds": options.seconds = try seconds(flag, 0.2...600)
+        case "--seconds":
+            options.seconds = try seconds(flag, 0.2...600)
+            options.scannerSeconds = options.seconds
+        case "--frames": options.frames = try integer(flag, 1...10_000_000)
+        case "--distinct": options.distinct = try integer(flag, 30...10_000)
+        case "--rounds": options.rounds = try integer(flag, 1...1000)
+        case "--passes": options.passes = try integer(flag, 1...100_000)
         case "--warmup": options.warmup = try seconds(flag, 0...60)
         case "--threads": options.threads = try integer(flag, 1...256)
         case "--synchronous":
@@ -743,6 +767,17 @@ func benchMain() -> Int32 {
                 print(String(decoding: try encoder.encode(report), as: UTF8.self))
             } else {
                 printOutboxReport(report)
+            }
+            return 0
+        }
+        if options.scenario == "scanner" {
+            let report = try runScannerScenario(options)
+            if options.json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } else {
+                printScannerReport(report)
             }
             return 0
         }
