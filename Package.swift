@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "GatePassServer",
                 dependencies: ["GatePassCore", "SQLiteStore", "HTTPServer", "GatePassCrypto", "QRCode"]),
         .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP",
-                                                        "GatePassScanner", "GatePassConsole", "CursesTerminal"]),
+                                                        "GatePassScanner", "GatePassConsole", "CursesTerminal", "QRCode"]),
         .target(name: "LoopbackHTTP"),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",

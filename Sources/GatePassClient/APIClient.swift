@@ -129,6 +129,12 @@ public struct APIClient: Sendable {
         try request(LoginAnswer.self, "POST", "/api/auth/verify-otp", token: nil, json: ["email": email, "otp": otp])
     }
 
+    /// The code a development server (`--dev`) holds for `email`; a production server answers 404.
+    public func devPeekOTP(email: String) throws(ClientError) -> String {
+        struct Answer: Decodable { var otp: String }
+        return try request(Answer.self, "GET", "/api/auth/dev-peek-otp" + Self.query([("email", email)]), token: nil).otp
+    }
+
     public func me(token: String) throws(ClientError) -> Profile {
         try request(Profile.self, "GET", "/api/auth/me", token: token)
     }

@@ -20,6 +20,22 @@ enum ConsoleCommand {
         if reader.wantsHelp { terminal.out(help.rendered); return 0 }
         let server = try reader.option("--server")
         try reader.finish()
+        return try runConsole(Options(server: server), terminal: terminal, environment: environment, clock: clock)
+    }
+
+    /// What a console run is started with: by `gatepass console`'s flags, or by `gatepass demo`.
+    struct Options {
+        /// The server to offer at login (saved for the state folder).
+        var server: String?
+        /// The demo's login hints (demo logins, the development server's code).
+        var demo: LoginScreen.DemoHints?
+    }
+
+    /// Opens the terminal and runs the console until the person quits; the terminal is given
+    /// back on every way out.
+    static func runConsole(_ options: Options, terminal: any Terminal, environment: [String: String],
+                           clock: any Clock) throws -> Int32 {
+        let server = options.server
         let context = ClientCommands.Context(terminal: terminal, environment: environment, clock: clock)
         let (core, transport) = try context.coreAndTransport(platform: "console")
         let services = ClientCoreServices(core: core, transport: transport,
@@ -32,7 +48,7 @@ enum ConsoleCommand {
             throw CommandFailure(error.description)
         }
         defer { screen.close() }
-        let session = ConsoleSession(core: core, services: services, clock: clock)
+        let session = ConsoleSession(core: core, services: services, clock: clock, demo: options.demo)
         session.run(on: screen)
         return 0
     }
@@ -52,11 +68,13 @@ final class ConsoleSession: @unchecked Sendable {
     private let live = Locked<Bool>(false)
     private var outbox: OutboxService?
     private var events: EventStreamConsumer?
+    private let demo: LoginScreen.DemoHints?
 
-    init(core: ClientCore, services: ClientCoreServices, clock: any Clock) {
+    init(core: ClientCore, services: ClientCoreServices, clock: any Clock, demo: LoginScreen.DemoHints? = nil) {
         self.core = core
         self.services = services
         self.clock = clock
+        self.demo = demo
         app = ConsoleApp(factory: .init(tabs: { [unowned self] in tabs() }, visitorDetail: { [unowned self] id in detail(id) }))
     }
 
@@ -64,7 +82,7 @@ final class ConsoleSession: @unchecked Sendable {
         stopBackground()
         guard services.currentUser() != nil else {
             approvals = nil
-            return [LoginScreen(services: services)]
+            return [LoginScreen(services: services, demo: demo)]
         }
         let list = ApprovalsScreen(services: services, clock: { [clock] in clock.now() })
         approvals = list

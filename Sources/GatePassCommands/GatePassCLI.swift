@@ -7,6 +7,7 @@ public enum GatePassCLI {
         overview: "Gate Pass: visitor passes, approvals and check-ins at the gate.",
         usage: "gatepass <subcommand> [options]",
         subcommands: [
+            ("demo", "Try it: a demo server with demo data and the console logged in against it, in one command."),
             ("serve", "Run the HTTP API server."),
             ("user add", "Add a user to the database file (bootstrapping)."),
             ("checkpoint add", "Add a checkpoint (gate) to an organization in the database file."),
@@ -46,6 +47,8 @@ public enum GatePassCLI {
             case "--help", "-h", "help":
                 terminal.out(help.rendered)
                 return 0
+            case "demo":
+                return try DemoCommand.run(rest, terminal: terminal, environment: environment, clock: clock)
             case "serve":
                 return try ServeCommand.run(rest, terminal: terminal)
             case "user":

@@ -16,9 +16,10 @@ public final class ClientCoreServices: ConsoleServices {
     public static let serverKey = "console_server"
 
     public let core: ClientCore
-    private let transport: RetryAfterRecorder
+    /// Internal so the per-screen service extensions (scan, history, more) can make calls of their own.
+    let transport: RetryAfterRecorder
     private let defaultServer: String?
-    private let clock: any Clock
+    let clock: any Clock
 
     /// - Parameters:
     ///   - core: the client core of the state folder.
@@ -38,7 +39,8 @@ public final class ClientCoreServices: ConsoleServices {
 
     public func currentUser() -> ConsoleUser? {
         guard let session = try? core.session() else { return nil }
-        return ConsoleUser(name: session.user.name, email: session.user.email, role: session.user.role, server: session.server)
+        return ConsoleUser(name: session.user.name, email: session.user.email, role: session.user.role, server: session.server,
+                           mayScan: session.user.principalKind.mayScan)
     }
 
     public func serverURL() -> String {
@@ -83,7 +85,8 @@ public final class ClientCoreServices: ConsoleServices {
             }
             let outcome = try core.login(server: server, email: email, otp: code, allowPurge: allowPurge)
             let user = outcome.session.user
-            return ConsoleUser(name: user.name, email: user.email, role: user.role, server: outcome.session.server)
+            return ConsoleUser(name: user.name, email: user.email, role: user.role, server: outcome.session.server,
+                               mayScan: user.principalKind.mayScan)
         } catch let error as ConsoleError {
             throw error
         } catch let error as ClientError {

@@ -106,6 +106,22 @@ public final class ConsoleApp {
         return bell
     }
 
+    /// The clock ticked (about every 100 ms): every tab and open screen hears it; true when
+    /// something must be drawn again. A bell from a tick rings too (`alert`).
+    public func tick(now: Date) -> (redraw: Bool, bell: Bool) {
+        var redraw = false, bell = false
+        for screen in tabs + stack {
+            switch screen.tick(now: now) {
+            case .none: break
+            case .alert: redraw = true; bell = true
+            case let action:
+                redraw = true
+                if apply(action) { bell = true }
+            }
+        }
+        return (redraw, bell)
+    }
+
     private func select(_ index: Int) {
         guard index != selectedTab || !stack.isEmpty else { return }
         selectedTab = index

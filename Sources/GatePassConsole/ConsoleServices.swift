@@ -52,9 +52,12 @@ public struct ConsoleUser: Sendable, Equatable {
     public var email: String
     public var role: Role
     public var server: String
+    /// Whether this user may scan at a checkpoint (OWNER, ADMIN, an APPROVER with
+    /// `canScanCheckpoint`): the Scan tab is shown only then.
+    public var mayScan: Bool
 
-    public init(name: String, email: String, role: Role, server: String) {
-        self.name = name; self.email = email; self.role = role; self.server = server
+    public init(name: String, email: String, role: Role, server: String, mayScan: Bool = false) {
+        self.name = name; self.email = email; self.role = role; self.server = server; self.mayScan = mayScan
     }
 }
 

@@ -50,10 +50,27 @@ public final class LoginScreen: ConsoleScreen {
     var email = TextInput(limit: 254)
     var code = TextInput(limit: 6, accepts: { $0.isASCII && $0.isNumber })
 
-    public init(services: any ConsoleServices, email: String = "") {
+    /// What `gatepass demo` adds to the login screen: the demo logins listed under the
+    /// fields, and the development server's code filled in once it is sent (the demo server
+    /// runs with `--dev`, whose `dev-peek-otp` route hands out the code).
+    public struct DemoHints {
+        public var logins: [(email: String, role: String)]
+        /// The code the development server holds for (server, email); nil when it has none.
+        public var devCode: (_ server: String, _ email: String) -> String?
+
+        public init(logins: [(email: String, role: String)], devCode: @escaping (_ server: String, _ email: String) -> String?) {
+            self.logins = logins
+            self.devCode = devCode
+        }
+    }
+
+    private let demo: DemoHints?
+
+    public init(services: any ConsoleServices, email: String = "", demo: DemoHints? = nil) {
         self.services = services
+        self.demo = demo
         server = TextInput(limit: 2048, text: services.serverURL())
-        self.email.text = email
+        self.email.text = email.isEmpty ? demo?.logins.first?.email ?? "" : email
         if server.text.isEmpty { focus = .server }
     }
 
@@ -75,6 +92,7 @@ public final class LoginScreen: ConsoleScreen {
          ("Ctrl-R", "send a new code (code step)"),
          ("Esc", "back to the address (code step)"),
          ("Ctrl-C", "quit")]
+            + (demo == nil ? [] : [("Ctrl-N", "demo: the next demo login into the Email field")])
     }
 
     // MARK: - Keys
@@ -102,6 +120,13 @@ public final class LoginScreen: ConsoleScreen {
                 defer { input.text = "" }
                 return !input.text.isEmpty
             }
+        case .control("n") where demo != nil && step == .address:
+            // Demo: put the next demo login into the Email field.
+            guard let logins = demo?.logins, !logins.isEmpty else { return .none }
+            let current = logins.firstIndex { $0.email == email.text.trimmingCharacters(in: .whitespaces) }
+            email.text = logins[current.map { ($0 + 1) % logins.count } ?? 0].email
+            focus = .email
+            return .redraw
         case .control("r"):
             guard step == .code else { return .none }
             return sendCode()
@@ -171,6 +196,11 @@ public final class LoginScreen: ConsoleScreen {
         wrongTries = 0
         confirmingPurge = false
         notice = Notice(kind: .info, text: "A 6-digit code was sent to \(address). Type it and press Enter.")
+        if let demo, let devCode = demo.devCode(server.text.trimmingCharacters(in: .whitespaces), address),
+           devCode.count == 6, devCode.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            code.text = devCode
+            notice = Notice(kind: .info, text: "Demo: the development server's code \(devCode) is filled in. Press Enter.")
+        }
         return .redraw
     }
 
@@ -250,6 +280,13 @@ public final class LoginScreen: ConsoleScreen {
         }
         rows.append((step == .address ? "Enter: send a code to this address · Tab: next field"
                                       : "Enter: log in · Ctrl-R: new code · Esc: change the address", .dim, nil))
+        if let demo, step == .address, !demo.logins.isEmpty {
+            rows.append(("", .plain, nil))
+            rows.append(("Demo logins (Ctrl-N: next one into the Email field):", .title, nil))
+            for login in demo.logins {
+                rows.append(("  " + login.email.padding(toLength: 26, withPad: " ", startingAt: 0) + login.role, .plain, nil))
+            }
+        }
         for (offset, row) in rows.prefix(area.height).enumerated() {
             let y = area.y + offset
             canvas.put(ConsoleFormat.fit(row.text, width: area.width), x: area.x, y: y, style: row.style, maxWidth: area.width)

@@ -1,3 +1,4 @@
+import Foundation
 import GatePassCore
 
 /// What a screen asks the console shell to do after a key or an event.
@@ -38,10 +39,15 @@ public protocol ConsoleScreen: AnyObject {
     func receive(_ event: ServerEvent) -> ScreenAction
     /// Called when the screen becomes visible (load or refresh its data).
     func appear() -> ScreenAction
+    /// Called by the shell about every 100 ms with the current time, whether or not a key
+    /// came: for highlights that fade, ages that tick, periodic refreshes. Return `.redraw`
+    /// only when something visible changed.
+    func tick(now: Date) -> ScreenAction
 }
 
 extension ConsoleScreen {
     public var isCapturingText: Bool { false }
     public func receive(_ event: ServerEvent) -> ScreenAction { .none }
     public func appear() -> ScreenAction { .none }
+    public func tick(now: Date) -> ScreenAction { .none }
 }

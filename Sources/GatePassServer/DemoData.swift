@@ -21,7 +21,12 @@ public enum DemoData {
         Login(email: "platform@demo.gatepass", role: .platformAdmin, canScan: false),
     ]
 
-    /// Seeds the demo organization unless it exists. Returns the short ids created by status.
+    /// The key under which `seed` returns the EXPECTED pass that needs an approver.
+    public static let expectedNeedingApproval = "EXPECTED_NEEDS_APPROVAL"
+
+    /// Seeds the demo organization unless it exists. Returns the short ids created by status
+    /// (and the EXPECTED pass that needs approval under `expectedNeedingApproval`); empty when
+    /// the organization was already there.
     @discardableResult
     public static func seed(store: Store, now: Date, timeZone: TimeZone) throws -> [String: String] {
         try store.write { db -> [String: String] in
@@ -85,7 +90,9 @@ public enum DemoData {
                 }
                 try VisitorRecords.insert(visitor, organizationId: organizationId,
                                           approvalCheckpointId: visitor.approvalRequestedAt == nil ? nil : gate.id, db)
-                if created[seed.status.rawValue] == nil { created[seed.status.rawValue] = visitor.shortId.rawValue }
+                // The two EXPECTED passes behave differently at the gate, so both are named.
+                let key = seed.status == .expected && seed.requiresApproval ? expectedNeedingApproval : seed.status.rawValue
+                if created[key] == nil { created[key] = visitor.shortId.rawValue }
                 if let checkedInAt = visitor.checkedInAt {
                     let scan = Scan(id: newIdentifier(), shortId: visitor.shortId.rawValue, raw: "GP1:\(visitor.shortId.rawValue)",
                                     result: .checkedIn, visitorId: visitor.id, checkpointId: gate.id, scannedBy: owner,
@@ -95,5 +102,42 @@ public enum DemoData {
             }
             return created
         }
+    }
+
+    /// Names for the walk-ins `addArrival` makes, in turn.
+    static let arrivalNames: [(name: String, company: String)] = [
+        ("Bianca Toma", "Acme Logistics"), ("Cristian Pavel", "Northwind"), ("Diana Lupu", "Contoso"),
+        ("Emil Barbu", "Fabrikam"), ("Flavia Nistor", "Globex"), ("George Dobre", "Initech"),
+        ("Irina Costache", "Umbrella"), ("Liviu Preda", "Hooli"), ("Monica Suciu", "Stark Industries"),
+        ("Nicu Florea", "Wayne Enterprises"),
+    ]
+
+    /// A walk-in arriving at one of the demo checkpoints (taking turns), waiting for approval,
+    /// written with its `request.created` event in one transaction like the walk-in route —
+    /// so consoles see it live. `gatepass demo` calls it every half minute.
+    /// - Returns: the new visitor, or nil when the demo organization does not exist.
+    @discardableResult
+    public static func addArrival(to server: GatePassServer, number: Int, now: Date, timeZone: TimeZone) throws -> Visitor? {
+        let visitor = try server.store.write { db -> Visitor? in
+            guard let organizationId = try Directory.organizationId(named: organization, db) else { return nil }
+            let checkpoints = try Directory.checkpoints(organizationId: organizationId, db)
+            guard !checkpoints.isEmpty else { return nil }
+            let checkpoint = checkpoints[number % checkpoints.count]
+            let person = arrivalNames[number % arrivalNames.count]
+            let visitor = try VisitorRecords.insertWithFreshShortID(organizationId: organizationId,
+                                                                    approvalCheckpointId: checkpoint.id, db) { shortId in
+                Visitor(id: newIdentifier(), shortId: shortId, name: person.name,
+                        email: person.name.lowercased().replacingOccurrences(of: " ", with: ".") + "@example.com",
+                        phone: nil, company: person.company, purpose: "Delivery", hostName: "Olivia Owner",
+                        approverId: nil, requiresApproval: true, walkIn: true, status: .awaitingApproval,
+                        validity: ValidityWindow.day(containing: now, in: timeZone), createdAt: now, approvalRequestedAt: now)
+            }
+            try EventLog.appendVisitorEvent(.requestCreated, visitor: visitor, organizationId: organizationId,
+                                            checkpointId: checkpoint.id, now: now, db)
+            return visitor
+        }
+        // Fan out at once rather than at the hub's next poll.
+        server.application.eventHub.committed()
+        return visitor
     }
 }

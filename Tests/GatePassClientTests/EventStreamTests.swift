@@ -304,7 +304,8 @@ private struct SplitMixGenerator: RandomNumberGenerator {
             withConsumer(port: server.port, recorder: recorder, idleTimeout: .seconds(1)) { _ in
                 #expect(recorder.wait(timeout: 20) { recorder.events.count == 1 })
             }
-            #expect(server.requests.count == 2)
+            // At least two: on a slow machine the second stream can idle out too before stop.
+            #expect(server.requests.count >= 2)
             #expect(recorder.statuses.contains { if case .waiting(_, .transient(nil, _)) = $0 { true } else { false } })
         }
     }

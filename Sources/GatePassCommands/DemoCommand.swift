@@ -1,0 +1,239 @@
+import CurlHTTP
+import Foundation
+import GatePassClient
+import GatePassConsole
+import GatePassCore
+import GatePassScanner
+import GatePassServer
+import QRCode
+
+/// `gatepass demo`: the first thing a new user runs. One process holds everything: the API
+/// server (in development mode, on loopback, with the demo organization), a walk-in arriving
+/// every half minute so the live approvals queue moves, the demo passes as PNG files, and the
+/// console logged in against it. When the console quits, the server stops and — unless
+/// `--dir` was given — the folder is removed, so nothing is left running or lying around.
+enum DemoCommand {
+    static let help = HelpText(
+        overview: "Try Gate Pass in one command: starts a development server on loopback with a demo organization (a user per role, visitors in every status, a new walk-in waiting for approval every 30 s), writes demo passes as PNG files, and opens the console against it with the demo logins listed and the one-time code filled in. Quitting the console stops everything.",
+        usage: "gatepass demo [--dir DIR] [--port N] [--arrivals SECONDS]",
+        options: [
+            ("--dir DIR", "Keep the demo's database, passes, server log and console state in DIR (kept after quitting; a second run goes on with the same data). Default: a private temporary folder, removed when the console quits."),
+            ("--port N", "The server's port (default 0: a free one)."),
+            ("--arrivals SECONDS", "How often a new walk-in arrives and waits for approval (default 30; 0 for none)."),
+        ])
+
+    static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
+                    clock: any Clock) throws -> Int32 {
+        var reader = ArgumentReader(arguments)
+        if reader.wantsHelp { terminal.out(help.rendered); return 0 }
+        let keptFolder = try reader.option("--dir")
+        let port = try reader.integerOption("--port", in: 0...65_535) ?? 0
+        let arrivalSeconds = try reader.integerOption("--arrivals", in: 0...86_400) ?? 30
+        try reader.finish()
+        // The console needs a terminal; say so before starting anything.
+        guard isatty(STDOUT_FILENO) == 1, isatty(STDIN_FILENO) == 1 else {
+            throw CommandFailure("gatepass demo opens the full-screen console, which needs a terminal. Without one, run the server alone: gatepass serve --dev --demo-data --port 8080 (it prints how to log in with curl).")
+        }
+
+        let folder = try DemoFolder(kept: keptFolder)
+        defer { folder.removeIfTemporary() }
+        var configuration = ServerConfiguration()
+        configuration.database = folder.path + "/server.db"
+        configuration.host = "127.0.0.1"
+        configuration.port = port
+        signal(SIGPIPE, SIG_IGN)
+        raiseOpenFileLimit()
+        let server: GatePassServer
+        do {
+            // One log line per request would scroll over the console: the log goes to a file.
+            server = try GatePassServer(configuration: configuration, devMode: true, clock: clock,
+                                        logSink: try FileLog(path: folder.path + "/server.log"))
+        } catch {
+            throw CommandFailure("cannot start the demo server: \(error)")
+        }
+        defer { server.stop() }
+        let timeZone = configuration.resolvedTimeZone
+        let seeded = try DemoData.seed(store: server.store, now: clock.now(), timeZone: timeZone)
+        let passes = try writePasses(seeded, into: folder.path + "/passes")
+        let arrivals = DemoArrivals(server: server, every: arrivalSeconds, clock: clock, timeZone: timeZone)
+        arrivals.start()
+        defer { arrivals.stop() }
+
+        terminal.out(summary(server: server.baseURL, folder: folder, passes: passes, arrivalSeconds: arrivalSeconds))
+        var consoleEnvironment = environment
+        consoleEnvironment["GATEPASS_STATE_DIR"] = folder.path + "/console"
+        let baseURL = server.baseURL
+        let hints = LoginScreen.DemoHints(
+            logins: DemoData.logins.map { ($0.email, $0.role.rawValue + ($0.canScan ? ", can scan" : "")) },
+            devCode: { server, email in
+                // The console's own server field may have been edited: ask the server it names.
+                try? APIClient(baseURL: server.isEmpty ? baseURL : server, transport: CurlSession()).devPeekOTP(email: email)
+            })
+        let status = try ConsoleCommand.runConsole(.init(server: baseURL, demo: hints), terminal: terminal,
+                                                   environment: consoleEnvironment, clock: clock)
+        arrivals.stop()
+        server.stop()
+        terminal.out(folder.isTemporary
+                     ? "demo stopped; its folder \(folder.path) was removed"
+                     : "demo stopped; its data stays in \(folder.path) (run gatepass demo --dir \(folder.path) to go on)")
+        return status
+    }
+
+    /// What the person reads before the console takes the screen (and finds in the
+    /// scrollback after quitting).
+    static func summary(server: String, folder: DemoFolder, passes: [(label: String, path: String)],
+                        arrivalSeconds: Int) -> String {
+        var lines = ["Gate Pass demo: server \(server) (development mode: one-time codes are shown)",
+                     "demo organization \"\(DemoData.organization)\"; log in as:"]
+        for login in DemoData.logins {
+            lines.append("  \(login.email)  \(login.role.rawValue)\(login.canScan ? " (can scan)" : "")")
+        }
+        lines.append("demo passes (open them, or scan them: gatepass scan --image FILE):")
+        for pass in passes { lines.append("  \(pass.label): \(pass.path)") }
+        lines.append(arrivalSeconds > 0 ? "a new walk-in waits for approval every \(arrivalSeconds) s" : "no walk-ins arrive by themselves")
+        lines.append("server log: \(folder.path)/server.log")
+        lines.append(folder.isTemporary ? "everything is removed when the console quits (q)" : "data kept in \(folder.path)")
+        return lines.joined(separator: "\n")
+    }
+
+    /// One PNG per seeded pass, named by what it shows at the gate (`EXPECTED-7K3M…png`).
+    static func writePasses(_ seeded: [String: String], into directory: String) throws -> [(label: String, path: String)] {
+        guard !seeded.isEmpty else {
+            // The organization existed already (--dir reused): its passes were written then.
+            let existing = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".png") }.sorted() ?? []
+            return existing.map { (String($0.dropLast(4)), directory + "/" + $0) }
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CommandFailure("cannot create \(directory): \(error.localizedDescription)")
+        }
+        var written: [(label: String, path: String)] = []
+        for (label, shortId) in seeded.sorted(by: { $0.key < $1.key }) {
+            let path = "\(directory)/\(label)-\(shortId).png"
+            do {
+                let image = try passImage(payload: "GP1:\(shortId)")
+                try Data(try image.pngData()).write(to: URL(fileURLWithPath: path))
+            } catch {
+                throw CommandFailure("cannot write the demo pass \(path): \(error)")
+            }
+            written.append(("\(label) \(shortId)", path))
+        }
+        return written
+    }
+
+    /// The QR code of `payload`, 8 pixels a module, with the 4-module quiet zone readers need.
+    static func passImage(payload: String, moduleSize: Int = 8) throws -> GreyImage {
+        let code = try QRCode(payload)
+        let quiet = 4
+        let side = (code.width + 2 * quiet) * moduleSize
+        var pixels = [UInt8](repeating: 255, count: side * side)
+        for y in 0..<code.width {
+            for x in 0..<code.width where code.isDark(x: x, y: y) {
+                for row in 0..<moduleSize {
+                    let start = ((y + quiet) * moduleSize + row) * side + (x + quiet) * moduleSize
+                    for column in start..<(start + moduleSize) { pixels[column] = 0 }
+                }
+            }
+        }
+        return GreyImage(width: side, height: side, pixels: pixels)
+    }
+}
+
+/// The demo's folder: the one named by `--dir`, or a private temporary one named after this
+/// process, removed at the end. Temporary folders of demos that died without cleaning up
+/// (killed by a signal) are removed at the next start, once their process is gone.
+struct DemoFolder {
+    let path: String
+    let isTemporary: Bool
+    static let temporaryPrefix = "gatepass-demo-"
+
+    init(kept: String?) throws {
+        if let kept {
+            path = kept
+            isTemporary = false
+        } else {
+            let base = FileManager.default.temporaryDirectory.path
+            Self.removeAbandoned(in: base)
+            path = "\(base)/\(Self.temporaryPrefix)\(getpid())"
+            isTemporary = true
+            try? FileManager.default.removeItem(atPath: path)
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CommandFailure("cannot create the demo folder \(path): \(error.localizedDescription)")
+        }
+        // The database and its secret live here: only the owner may enter.
+        guard chmod(path, 0o700) == 0 else { throw CommandFailure("cannot make \(path) private (chmod 0700)") }
+    }
+
+    func removeIfTemporary() {
+        if isTemporary { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// Removes `gatepass-demo-<pid>` folders whose process no longer exists.
+    static func removeAbandoned(in base: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
+        for name in names where name.hasPrefix(temporaryPrefix) {
+            guard let pid = Int32(name.dropFirst(temporaryPrefix.count)), pid > 0 else { continue }
+            // kill(pid, 0) fails with ESRCH only when no such process exists.
+            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: base + "/" + name) }
+        }
+    }
+}
+
+/// A walk-in every `every` seconds (through `DemoData.addArrival`, so its event reaches the
+/// consoles like a real one), on a timer until stopped.
+final class DemoArrivals: @unchecked Sendable {
+    private let server: GatePassServer
+    private let every: Int
+    private let clock: any Clock
+    private let timeZone: TimeZone
+    private let timer = Locked<DispatchSourceTimer?>(nil)
+    private let count = Locked(0)
+
+    init(server: GatePassServer, every: Int, clock: any Clock, timeZone: TimeZone) {
+        self.server = server; self.every = every; self.clock = clock; self.timeZone = timeZone
+    }
+
+    func start() {
+        guard every > 0 else { return }
+        let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "gatepass.demo.arrivals"))
+        source.schedule(deadline: .now() + .seconds(every), repeating: .seconds(every))
+        source.setEventHandler { [self] in
+            let number = count.withLock { value -> Int in value += 1; return value }
+            // A failed insert (the database closing at quit) only skips this arrival.
+            _ = try? DemoData.addArrival(to: server, number: number, now: clock.now(), timeZone: timeZone)
+        }
+        source.resume()
+        timer.withLock { $0 = source }
+    }
+
+    /// Cancels the timer; an arrival being written finishes first (cancel waits for nothing,
+    /// but the server's stop commits queued writes before closing).
+    func stop() {
+        timer.withLock { source in
+            source?.cancel()
+            source = nil
+        }
+    }
+}
+
+/// The server's request log in a file (0600) instead of standard error, which belongs to the
+/// console while it runs. One `write` per line with O_APPEND, so lines never interleave.
+struct FileLog: LogSink {
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw CommandFailure("cannot open the log \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    func log(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+}
