@@ -25,7 +25,7 @@ public enum GatePassCLI {
             ("history", "The scan history (--csv for the export)."),
             ("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID."),
             ("events", "Follow the live events (approvals, arrivals, notifications) until Ctrl-C."),
-            ("console", "The full-screen terminal console: log in, approvals queue (live), visitor detail."),
+            ("console", "The full-screen terminal console: approvals (live), scan, history, profile and outbox."),
             ("kiosk", "Run the unattended gate: scan passes from a camera and check them in."),
             ("push-test", "Send a test event to registered device tokens and report which were delivered."),
             ("push-deliveries", "List the push deliveries of one device token."),

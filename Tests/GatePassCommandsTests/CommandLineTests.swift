@@ -49,6 +49,7 @@ func temporaryPath(_ name: String) -> String {
               -h, --help  Show help information.
 
             SUBCOMMANDS:
+              demo             Try it: a demo server with demo data and the console logged in against it, in one command.
               serve            Run the HTTP API server.
               user add         Add a user to the database file (bootstrapping).
               checkpoint add   Add a checkpoint (gate) to an organization in the database file.
@@ -66,7 +67,7 @@ func temporaryPath(_ name: String) -> String {
               history          The scan history (--csv for the export).
               outbox           Inspect and replay queued mutations: list, dead, drain, retry ID.
               events           Follow the live events (approvals, arrivals, notifications) until Ctrl-C.
-              console          The full-screen terminal console: log in, approvals queue (live), visitor detail.
+              console          The full-screen terminal console: approvals (live), scan, history, profile and outbox.
               kiosk            Run the unattended gate: scan passes from a camera and check them in.
               push-test        Send a test event to registered device tokens and report which were delivered.
               push-deliveries  List the push deliveries of one device token.

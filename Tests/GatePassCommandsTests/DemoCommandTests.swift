@@ -1,0 +1,129 @@
+import Foundation
+import GatePassCore
+import GatePassScanner
+import LoopbackHTTP
+import Testing
+@testable import GatePassCommands
+@testable import GatePassServer
+
+/// `gatepass demo`: the demo passes, the arrivals, the folder, and the whole thing in tmux.
+@Suite(.serialized) struct DemoCommandTests {
+    final class Log: LogSink { func log(_ line: String) {} }
+
+    @Test func aDemoPassScansAsItsShortId() throws {
+        let image = try DemoCommand.passImage(payload: "GP1:7K3MZ9QD")
+        let decoded = try image.pixels.withUnsafeBytes { bytes in
+            try QRDecoder().decode(FrameView(width: image.width, height: image.height, luma: bytes, index: 0))
+        }
+        #expect(decoded.texts == ["GP1:7K3MZ9QD"])
+    }
+
+    @Test func passesAreWrittenAsPNGsThatScanBack() throws {
+        let directory = temporaryPath("demo-passes")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let written = try DemoCommand.writePasses(["EXPECTED": "7K3MZ9QD", "REJECTED": "AB12CD34"], into: directory)
+        #expect(written.map(\.label) == ["EXPECTED 7K3MZ9QD", "REJECTED AB12CD34"])
+        for (pass, shortId) in zip(written, ["7K3MZ9QD", "AB12CD34"]) {
+            let bytes = try #require(FileManager.default.contents(atPath: pass.path))
+            #expect(Array(bytes.prefix(4)) == [0x89, 0x50, 0x4E, 0x47], "a PNG file")
+            let image = try GreyImage(contentsOf: pass.path)
+            let decoded = try image.pixels.withUnsafeBytes { bytes in
+                try QRDecoder().decode(FrameView(width: image.width, height: image.height, luma: bytes, index: 0))
+            }
+            #expect(decoded.texts == ["GP1:\(shortId)"])
+        }
+        // A second run over the same folder (the organization exists: nothing seeded) lists them.
+        #expect(try DemoCommand.writePasses([:], into: directory).map(\.label) == ["EXPECTED-7K3MZ9QD", "REJECTED-AB12CD34"])
+    }
+
+    @Test func anArrivalWaitsForApprovalWithItsEvent() throws {
+        let directory = temporaryPath("demo-arrival")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ServerConfiguration()
+        configuration.database = directory + "/server.db"
+        configuration.port = 0
+        let server = try GatePassServer(configuration: configuration, devMode: true, logSink: Log())
+        defer { server.stop() }
+        // Without the demo organization there is nobody to arrive at.
+        #expect(try DemoData.addArrival(to: server, number: 0, now: Date(), timeZone: .current) == nil)
+        let seeded = try DemoData.seed(store: server.store, now: Date(), timeZone: .current)
+        #expect(Set(seeded.keys) == Set(VisitorStatus.allCases.map(\.rawValue)).union([DemoData.expectedNeedingApproval]))
+        let first = try #require(try DemoData.addArrival(to: server, number: 1, now: Date(), timeZone: .current))
+        let second = try #require(try DemoData.addArrival(to: server, number: 2, now: Date(), timeZone: .current))
+        #expect(first.status == .awaitingApproval && first.walkIn && first.requiresApproval)
+        #expect(first.name != second.name)
+        let events = try server.store.read { db in
+            try db.query("SELECT kind, visitor_id, checkpoint_id FROM events ORDER BY id", []) { row in
+                (row.string(0), row.string(1), row.string(2))
+            }
+        }
+        // (Each also lands in users' notification lists as notification.new.)
+        let arrivals = events.filter { ($0.1 == first.id || $0.1 == second.id) && $0.0 != "notification.new" }
+        #expect(arrivals.map(\.0) == ["request.created", "request.created"])
+        #expect(arrivals[0].2 != arrivals[1].2, "the two demo checkpoints take turns")
+    }
+
+    @Test func abandonedTemporaryFoldersAreRemovedLiveOnesKept() throws {
+        let base = temporaryPath("demo-tmp")
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        // A pid that cannot exist (above pid_max), ours (alive), and an unrelated folder.
+        for name in ["gatepass-demo-2147483600", "gatepass-demo-\(getpid())", "gatepass-demo-notapid", "other"] {
+            try FileManager.default.createDirectory(atPath: base + "/" + name, withIntermediateDirectories: true)
+        }
+        DemoFolder.removeAbandoned(in: base)
+        let left = try FileManager.default.contentsOfDirectory(atPath: base).sorted()
+        #expect(left == ["gatepass-demo-\(getpid())", "gatepass-demo-notapid", "other"].sorted())
+    }
+
+    @Test func withoutATerminalTheDemoRefusesBeforeStartingAnything() {
+        let terminal = RecordingTerminal()
+        let status = GatePassCLI.main(["gatepass", "demo"], terminal: terminal, environment: [:])
+        #expect(status == 1)
+        #expect(terminal.stderr.contains("needs a terminal") && terminal.stderr.contains("gatepass serve --dev --demo-data"))
+    }
+
+    @Test(arguments: [["--port"], ["--port", "99999"], ["--arrivals", "-1"], ["--bogus"]])
+    func badFlagsAreUsageErrors(arguments: [String]) {
+        let terminal = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "demo"] + arguments, terminal: terminal, environment: [:]) == 2)
+        #expect(terminal.stderr.contains("error:"))
+    }
+
+    /// The whole demo as a new user runs it: one command, log in with the filled-in code, the
+    /// queue moves by itself, `q` quits, and nothing is left running or on disk.
+    @Test func theDemoRunsLogsInShowsArrivalsAndLeavesNothingBehind() throws {
+        let binary = ServeProcessTests.executable
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the gatepass executable first")
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "install tmux (.ci/install-packages does)")
+        let temporary = temporaryPath("demo-run")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        let tmux = ConsoleTmuxTests.Tmux()
+        defer { tmux.kill() }
+        let command = "TMPDIR=\(temporary) HOME=\(temporary) \(binary.path) demo --arrivals 2; echo EXIT=$? > \(temporary)/exit; sleep 60"
+        try tmux.run(["new-session", "-d", "-s", "console", "-x", "110", "-y", "32", command])
+        #expect(try tmux.waitFor("Demo logins"))
+        let folders = try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasPrefix("gatepass-demo-") }
+        #expect(folders.count == 1)
+        let folder = temporary + "/" + (folders.first ?? "")
+        let passes = try FileManager.default.contentsOfDirectory(atPath: folder + "/passes")
+        #expect(passes.count == 8 && passes.allSatisfy { $0.hasSuffix(".png") })
+        #expect(try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int == 0o700)
+        // Ctrl-N twice: owner → admin → approver.
+        try tmux.keys("C-n", "C-n")
+        #expect(try tmux.waitFor("> Email    approver@demo.gatepass"))
+        try tmux.keys("Enter")
+        #expect(try tmux.waitFor("code") && tmux.waitFor("is filled in"))
+        try tmux.keys("Enter")
+        #expect(try tmux.waitFor("Awaiting approval (2)"))
+        // A walk-in arrives within the 2 s period, without a key press.
+        #expect(try tmux.waitFor("Awaiting approval (3)"))
+        try tmux.keys("q")
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, !FileManager.default.fileExists(atPath: temporary + "/exit") { Thread.sleep(forTimeInterval: 0.1) }
+        #expect((try? String(contentsOfFile: temporary + "/exit", encoding: .utf8)) == "EXIT=0\n")
+        #expect(!FileManager.default.fileExists(atPath: folder), "the temporary folder is removed")
+        #expect(try tmux.screen().contains("demo stopped"))
+    }
+}
