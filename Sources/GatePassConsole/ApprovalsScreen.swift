@@ -72,6 +72,24 @@ public final class ApprovalsScreen: ConsoleScreen {
         return highlightUntil.values.filter { $0 > now }.min()
     }
 
+    /// The minute (since 1970) of the last tick: waiting times are shown in minutes.
+    private var lastTickMinute = 0
+    /// The highlight end the last tick waited for.
+    private var pendingChange: Date?
+
+    /// Redraws when a highlight ends and when the minute changes (waiting times).
+    public func tick(now: Date) -> ScreenAction {
+        var redraw = false
+        if let change = pendingChange, change <= now { redraw = true }
+        pendingChange = nextChangeAt
+        let minute = Int(now.timeIntervalSince1970 / 60)
+        if minute != lastTickMinute {
+            redraw = redraw || lastTickMinute != 0
+            lastTickMinute = minute
+        }
+        return redraw ? .redraw : .none
+    }
+
     // MARK: - Loading
 
     public func appear() -> ScreenAction {

@@ -270,4 +270,24 @@ import Testing
         let keys = ApprovalsScreen(services: FakeConsoleServices()).keyHelp.map(\.key)
         #expect(keys == ["Up, k", "Down, j", "PgUp, PgDn", "Home, End", "Enter", "r"])
     }
+
+    @Test func ticksRedrawWhenAHighlightEndsAndWhenTheMinuteTurns() {
+        withScreen(Self.three) { screen, _, clock in
+            // The first tick only learns the minute; an idle list then stays quiet.
+            clock.now = Date(timeIntervalSince1970: 1_750_000_040)   // 20 s into a minute
+            #expect(screen.tick(now: clock.now) == .none)
+            clock.advance(10)
+            #expect(screen.tick(now: clock.now) == .none)
+            // A new pending visitor is highlighted; the tick after the highlight ends redraws once.
+            #expect(screen.receive(Fixtures.event(.visitorAwaiting, Fixtures.visitor(9, name: "Live", minutesAgo: 0))) == .alert)
+            #expect(screen.tick(now: clock.now) == .none)
+            clock.advance(4)
+            #expect(screen.tick(now: clock.now) == .redraw)
+            #expect(screen.tick(now: clock.now) == .none)
+            // The minute turns: waiting times change.
+            clock.advance(30)
+            #expect(screen.tick(now: clock.now) == .redraw)
+            #expect(screen.tick(now: clock.now) == .none)
+        }
+    }
 }
