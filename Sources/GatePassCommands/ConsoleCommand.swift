@@ -7,20 +7,32 @@ import GatePassCore
 
 /// `gatepass console`: the full-screen terminal UI. The shell view model (`ConsoleApp`) and
 /// the screens hold no curses calls; this command wires them to the curses driver, the client
-/// core, the outbox service and the live event stream, on one UI thread.
+/// core, the outbox service, the live event stream and the scan feed, on one UI thread.
 enum ConsoleCommand {
     static let help = HelpText(
-        overview: "The full-screen console: log in with a one-time code, clear the approvals queue (live), open a visitor and approve or reject. Needs a terminal; scripts use the other commands.",
-        usage: "gatepass console [--server URL]",
-        options: [("--server URL", "The server to log in to (default: the last one used, else $GATEPASS_SERVER).")])
+        overview: "The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), History (scan log with filters, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout). Needs a terminal; scripts use the other commands.",
+        usage: "gatepass console [--server URL] [--device DEV | --image FILE | --dir DIR | --video FILE.y4m]",
+        options: [
+            ("--server URL", "The server to log in to (default: the last one used, else $GATEPASS_SERVER)."),
+            ("--device DEV", "The Scan tab reads passes from this V4L2 camera (640x480 at 30 fps), reopening it when it comes back after an unplug."),
+            ("--image FILE", "The Scan tab reads the codes in this PNG, JPEG or PGM file once."),
+            ("--dir DIR", "The Scan tab reads the folder's images in name order once."),
+            ("--video FILE.y4m", "The Scan tab reads a YUV4MPEG2 recording once."),
+        ])
 
     static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
                     clock: any Clock) throws -> Int32 {
         var reader = ArgumentReader(arguments)
         if reader.wantsHelp { terminal.out(help.rendered); return 0 }
         let server = try reader.option("--server")
+        let sources = [try reader.option("--device").map { ConsoleScanFeed.Source.camera(devicePath: $0) },
+                       try reader.option("--image").map { ConsoleScanFeed.Source.images([$0]) },
+                       try reader.option("--dir").map(ConsoleScanFeed.Source.directory),
+                       try reader.option("--video").map(ConsoleScanFeed.Source.video)].compactMap { $0 }
         try reader.finish()
-        return try runConsole(Options(server: server), terminal: terminal, environment: environment, clock: clock)
+        guard sources.count <= 1 else { throw UsageError("give at most one of --device, --image, --dir and --video") }
+        return try runConsole(Options(server: server, scanSource: sources.first), terminal: terminal,
+                              environment: environment, clock: clock)
     }
 
     /// What a console run is started with: by `gatepass console`'s flags, or by `gatepass demo`.
@@ -29,6 +41,8 @@ enum ConsoleCommand {
         var server: String?
         /// The demo's login hints (demo logins, the development server's code).
         var demo: LoginScreen.DemoHints?
+        /// Where the Scan tab reads passes from; nil: typed short ids only.
+        var scanSource: ConsoleScanFeed.Source?
     }
 
     /// Opens the terminal and runs the console until the person quits; the terminal is given
@@ -48,7 +62,9 @@ enum ConsoleCommand {
             throw CommandFailure(error.description)
         }
         defer { screen.close() }
-        let session = ConsoleSession(core: core, services: services, clock: clock, demo: options.demo)
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let session = ConsoleSession(core: core, services: services, clock: clock, demo: options.demo,
+                                     scanSource: options.scanSource, homeDirectory: home)
         session.run(on: screen)
         return 0
     }
@@ -59,47 +75,88 @@ final class ConsoleSession: @unchecked Sendable {
     private let core: ClientCore
     private let services: ClientCoreServices
     private let clock: any Clock
+    private let demo: LoginScreen.DemoHints?
+    private let scanSource: ConsoleScanFeed.Source?
+    private let homeDirectory: String
     private var app: ConsoleApp!
     private var approvals: ApprovalsScreen?
+    private var scan: ScanScreen?
 
     // Filled by background threads, emptied by the UI loop.
     private let inbox = Locked<[ServerEvent]>([])
+    private let scannedCodes = Locked<[String]>([])
+    private let sourceStates = Locked<[ConsoleScanFeed.State]>([])
     private let online = Locked<Bool>(true)
     private let live = Locked<Bool>(false)
     private var outbox: OutboxService?
     private var events: EventStreamConsumer?
-    private let demo: LoginScreen.DemoHints?
+    private var feed: ConsoleScanFeed?
 
-    init(core: ClientCore, services: ClientCoreServices, clock: any Clock, demo: LoginScreen.DemoHints? = nil) {
+    init(core: ClientCore, services: ClientCoreServices, clock: any Clock, demo: LoginScreen.DemoHints? = nil,
+         scanSource: ConsoleScanFeed.Source? = nil, homeDirectory: String) {
         self.core = core
         self.services = services
         self.clock = clock
         self.demo = demo
+        self.scanSource = scanSource
+        self.homeDirectory = homeDirectory
+        services.knownOffline = { [online] in !online.withLock { $0 } }
         app = ConsoleApp(factory: .init(tabs: { [unowned self] in tabs() }, visitorDetail: { [unowned self] id in detail(id) }))
     }
 
+    /// The tabs for who is logged in: Approvals for those who decide, Scan for those who may
+    /// scan, History for owners and admins, More for everyone. (A platform admin reads other
+    /// organizations' history with `gatepass history`; the console has no organization picker.)
     private func tabs() -> [any ConsoleScreen] {
         stopBackground()
-        guard services.currentUser() != nil else {
-            approvals = nil
+        approvals = nil
+        scan = nil
+        guard let user = services.currentUser() else {
             return [LoginScreen(services: services, demo: demo)]
         }
-        let list = ApprovalsScreen(services: services, clock: { [clock] in clock.now() })
-        approvals = list
-        startBackground()
-        return [list]
+        let now: () -> Date = { [clock] in clock.now() }
+        var tabs: [any ConsoleScreen] = []
+        if user.role != .platformAdmin {
+            let list = ApprovalsScreen(services: services, clock: now)
+            approvals = list
+            tabs.append(list)
+        }
+        if user.mayScan {
+            let screen = ScanScreen(services: services, clock: now, sourceDescription: scanSource.map { "\($0): starting" })
+            scan = screen
+            tabs.append(screen)
+        }
+        if user.role.managesOrganization {
+            tabs.append(HistoryScreen(services: services, clock: now, timeZone: .current, homeDirectory: homeDirectory))
+        }
+        tabs.append(MoreScreen(services: services, clock: now))
+        startBackground(scanning: user.mayScan)
+        return tabs
     }
 
+    /// A visitor's detail: from the approvals list when it is there, else read from the server
+    /// (a visitor opened from the history or the scan screen).
     private func detail(_ id: String) -> any ConsoleScreen {
-        let known = approvals?.visitors.first { $0.id == id } ?? approvals?.selectedVisitor
-        return VisitorDetailScreen(visitor: known!, services: services, clock: { [clock] in clock.now() },
+        let known = approvals?.visitors.first { $0.id == id }
+        let visitor: Visitor
+        if let known {
+            visitor = known
+        } else {
+            do {
+                visitor = try services.visitorDetail(id: id).value.visitor
+            } catch {
+                return MessageScreen(title: "Visitor", lines: ["This visitor cannot be opened.", error.sentence])
+            }
+        }
+        return VisitorDetailScreen(visitor: visitor, services: services, clock: { [clock] in clock.now() },
                                    onDecision: { [weak self] visitorId, outcome in
                                        self?.approvals?.noteDecision(visitorId: visitorId, outcome: outcome)
                                    })
     }
 
-    /// The outbox drain (every 30 s, and when the server comes back) and the event stream.
-    private func startBackground() {
+    /// The outbox drain (every 30 s, and when the server comes back), the event stream, and
+    /// the scan feed when a source was given and this user may scan.
+    private func startBackground(scanning: Bool) {
         let outbox = OutboxService(core: core) { [online] _, isOnline in online.withLock { $0 = isOnline } }
         outbox.start()
         self.outbox = outbox
@@ -107,14 +164,24 @@ final class ConsoleSession: @unchecked Sendable {
             live.withLock { $0 = status == .connected }
         }, onEvent: { [inbox] event in inbox.withLock { $0.append(event) } })
         events?.start()
+        if scanning, let scanSource {
+            let feed = ConsoleScanFeed(source: scanSource, clock: clock,
+                                       onCode: { [scannedCodes] code in scannedCodes.withLock { $0.append(code) } },
+                                       onState: { [sourceStates] state in sourceStates.withLock { $0.append(state) } })
+            feed.start()
+            self.feed = feed
+        }
     }
 
     private func stopBackground() {
+        feed?.stop()
+        feed = nil
         events?.stop()
         events = nil
         outbox?.stop()
         outbox = nil
         live.withLock { $0 = false }
+        online.withLock { $0 = true }
     }
 
     private func refreshStatus() {
@@ -124,22 +191,36 @@ final class ConsoleSession: @unchecked Sendable {
                            queued: (try? core.store.outboxCount()) ?? 0, live: live.withLock { $0 })
     }
 
-    /// The UI loop: events from the stream, keys (with a 100 ms timeout so live changes show
-    /// without a key press), a paint after anything changed.
+    /// Takes everything the background threads left in the inboxes.
+    private func drain<Item>(_ box: Locked<[Item]>) -> [Item] {
+        box.withLock { items -> [Item] in
+            defer { items.removeAll() }
+            return items
+        }
+    }
+
+    /// The UI loop: events, scanned codes and source states from the background threads, keys
+    /// (with a 100 ms timeout so live changes show without a key press), the screens' ticks,
+    /// and a paint after anything changed.
     func run(on screen: CursesTerminal) {
         var dirty = true
         var lastStatus = ContinuousClock.now - .seconds(10)
         while !app.wantsQuit {
-            let pending = inbox.withLock { events -> [ServerEvent] in
-                defer { events.removeAll() }
-                return events
-            }
-            for event in pending {
+            for event in drain(inbox) {
                 if app.receive(event) { screen.bell() }
                 dirty = true
             }
-            // Highlights fade and ages tick without a key press.
-            if let next = approvals?.nextChangeAt, next <= clock.now() { dirty = true }
+            for state in drain(sourceStates) {
+                _ = scan?.sourceState(state.text, isProblem: state.isProblem)
+                dirty = true
+            }
+            for code in drain(scannedCodes) {
+                if scan?.scanned(code) == .alert { screen.bell() }
+                dirty = true
+            }
+            let tick = app.tick(now: clock.now())
+            if tick.bell { screen.bell() }
+            if tick.redraw { dirty = true }
             if ContinuousClock.now - lastStatus > .seconds(1) {
                 refreshStatus()
                 lastStatus = .now

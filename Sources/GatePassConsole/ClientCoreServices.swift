@@ -20,6 +20,9 @@ public final class ClientCoreServices: ConsoleServices {
     let transport: RetryAfterRecorder
     private let defaultServer: String?
     let clock: any Clock
+    /// True while the shell's outbox service finds the server unreachable: check-ins are then
+    /// queued without a connect attempt. Set by the shell; false by default.
+    public var knownOffline: () -> Bool = { false }
 
     /// - Parameters:
     ///   - core: the client core of the state folder.

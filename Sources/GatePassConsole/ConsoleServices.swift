@@ -115,7 +115,7 @@ public enum ConsoleError: Error, Sendable, Equatable {
 extension ConsoleError {
     /// The error as one plain sentence for an error line (the wording rules of the
     /// command line's `sentence(for:)`: say what happened, then what to do).
-    var sentence: String {
+    public var sentence: String {
         switch self {
         case .offline(let detail):
             "The server cannot be reached (\(detail)); try again when it is back."
