@@ -1,3 +1,4 @@
+import Foundation
 import GatePassCore
 import Testing
 @testable import GatePassConsole
@@ -17,6 +18,9 @@ final class RecordingScreen: ConsoleScreen {
     func handle(_ key: Key) -> ScreenAction { keys.append(key); return answer }
     func receive(_ event: ServerEvent) -> ScreenAction { events.append(event); return .alert }
     func appear() -> ScreenAction { appearances += 1; return .none }
+    var tickAnswer: ScreenAction = .none
+    var ticks = 0
+    func tick(now: Date) -> ScreenAction { ticks += 1; return tickAnswer }
 }
 
 @Suite struct ConsoleAppTests {
@@ -93,5 +97,40 @@ final class RecordingScreen: ConsoleScreen {
         #expect(canvas.line(9).contains("Ana Approver (APPROVER)") && canvas.line(9).contains("OFFLINE  2 queued"))
         #expect(canvas.line(0).contains("1 Approvals") && canvas.line(1) == "screen Approvals")
         for (width, height) in [(0, 0), (1, 1), (5, 2), (80, 1)] { _ = app.render(width: width, height: height) }
+    }
+
+    @Test func ticksReachEveryTabAndOpenScreenAndSayWhetherToRedrawOrRing() {
+        let (app, screens, detail) = app()
+        #expect(app.tick(now: Date()) == (redraw: false, bell: false))
+        #expect(screens.allSatisfy { $0.ticks == 1 }, "hidden tabs tick too (highlights fade, counters refresh)")
+        screens[2].tickAnswer = .redraw
+        #expect(app.tick(now: Date()) == (redraw: true, bell: false))
+        screens[2].tickAnswer = .alert
+        #expect(app.tick(now: Date()) == (redraw: true, bell: true))
+        screens[2].tickAnswer = .none
+        // A tick may act like a key: open a visitor, then that screen ticks as well.
+        screens[1].tickAnswer = .openVisitor(id: "v-9")
+        #expect(app.tick(now: Date()).redraw)
+        screens[1].tickAnswer = .none
+        #expect(detail()?.title == "Visitor v-9" && app.stack.count == 1)
+        _ = app.tick(now: Date())
+        #expect(detail()?.ticks == 1)
+    }
+
+    @Test func aMessageScreenSaysItsLinesAndGoesBackOnEscOrEnter() {
+        let message = MessageScreen(title: "Visitor", lines: ["This visitor cannot be opened.", "Refused: not found."])
+        var canvas = Canvas(width: 40, height: 8)
+        message.render(into: &canvas, area: Area(x: 0, y: 0, width: 40, height: 8))
+        #expect(canvas.line(0) == "Visitor")
+        #expect(canvas.line(2) == "This visitor cannot be opened.")
+        #expect(canvas.line(3) == "Refused: not found.")
+        #expect(canvas.line(7) == "Esc: back")
+        #expect(message.handle(.character("a")) == .none)
+        #expect(message.handle(.escape) == .back)
+        #expect(message.handle(.enter) == .back)
+        // A tiny area draws what fits without trapping.
+        var tiny = Canvas(width: 3, height: 1)
+        message.render(into: &tiny, area: Area(x: 0, y: 0, width: 3, height: 1))
+        #expect(tiny.line(0) == "Vi…", "cut with an ellipsis")
     }
 }
