@@ -59,7 +59,8 @@ let package = Package(
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassClient",
-                                         "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar"]),
+                                         "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar",
+                                         "GatePassConsole", "CursesTerminal"]),
 
         // MARK: - Tests
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),

@@ -91,6 +91,9 @@ final class ConsoleSession: @unchecked Sendable {
     private var outbox: OutboxService?
     private var events: EventStreamConsumer?
     private var feed: ConsoleScanFeed?
+    /// Set once a file, folder or recording has been read: a later login must not read it
+    /// again (it would check the same passes in twice, maybe under another user's name).
+    private var oneShotSourceRead = false
 
     init(core: ClientCore, services: ClientCoreServices, clock: any Clock, demo: LoginScreen.DemoHints? = nil,
          scanSource: ConsoleScanFeed.Source? = nil, homeDirectory: String) {
@@ -164,7 +167,10 @@ final class ConsoleSession: @unchecked Sendable {
             live.withLock { $0 = status == .connected }
         }, onEvent: { [inbox] event in inbox.withLock { $0.append(event) } })
         events?.start()
-        if scanning, let scanSource {
+        if scanning, let scanSource, oneShotSourceRead {
+            sourceStates.withLock { $0.append(.init(text: "Already read in this console (type a short id): \(scanSource)")) }
+        } else if scanning, let scanSource {
+            oneShotSourceRead = scanSource.isFinite
             let feed = ConsoleScanFeed(source: scanSource, clock: clock,
                                        onCode: { [scannedCodes] code in scannedCodes.withLock { $0.append(code) } },
                                        onState: { [sourceStates] state in sourceStates.withLock { $0.append(state) } })
@@ -233,6 +239,8 @@ final class ConsoleSession: @unchecked Sendable {
             }
             if let key = screen.readKey() {
                 if key != .resize, app.handle(key) { screen.bell() }
+                // A key may have logged someone in or out: the status line follows at once.
+                refreshStatus()
                 dirty = true
             }
         }

@@ -27,6 +27,8 @@ public final class ApprovalsScreen: ConsoleScreen {
     public private(set) var top = 0
     /// When the list was read and whether the cache answered; nil before the first read.
     public private(set) var loaded: (updatedAt: Date, fromCache: Bool)?
+    /// The server has more pending visitors than the page read.
+    public private(set) var hasMore = false
     /// The last failure to read the list, in words.
     public private(set) var errorLine: String?
     /// Highlighted visitors and when their highlight ends.
@@ -104,6 +106,7 @@ public final class ApprovalsScreen: ConsoleScreen {
             let read = try services.pendingApprovals()
             visitors = Self.newestRequestFirst(read.value.filter { $0.status == .awaitingApproval })
             loaded = (read.updatedAt, read.fromCache)
+            hasMore = read.hasMore
             errorLine = nil
             let pending = Set(visitors.map(\.id))
             queuedDecisions.formIntersection(pending)
@@ -227,7 +230,9 @@ public final class ApprovalsScreen: ConsoleScreen {
             canvas.put(ConsoleFormat.fit(text, width: area.width), x: area.x, y: y, style: style, maxWidth: area.width)
             y += 1
         }
-        line("Awaiting approval (\(visitors.count))", .title)
+        // One page is read (the API's lists stop at 500): say so rather than miscount.
+        line(hasMore ? "Awaiting approval (\(visitors.count) shown; more are waiting; the list refills as these are decided)"
+                     : "Awaiting approval (\(visitors.count))", .title)
         if let loaded, loaded.fromCache {
             line("Offline: showing the list as it was \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago.",
                  Canvas.Style(.warning, bold: true))

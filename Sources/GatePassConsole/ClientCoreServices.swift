@@ -104,7 +104,8 @@ public final class ClientCoreServices: ConsoleServices {
     public func pendingApprovals() throws(ConsoleError) -> ConsoleRead<[Visitor]> {
         do {
             let read = try core.approvals()
-            return ConsoleRead(value: read.value.items, updatedAt: read.updatedAt, fromCache: read.fromCache)
+            return ConsoleRead(value: read.value.items, updatedAt: read.updatedAt, fromCache: read.fromCache,
+                               hasMore: read.value.nextCursor != nil)
         } catch {
             throw Self.consoleError(error, retryAfter: nil)
         }

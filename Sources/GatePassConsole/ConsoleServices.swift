@@ -68,9 +68,11 @@ public struct ConsoleRead<Value: Sendable>: Sendable {
     public var updatedAt: Date
     /// True when the cache answered because the server could not be reached.
     public var fromCache: Bool
+    /// True when the server has more than this one page (the API's lists stop at 500).
+    public var hasMore: Bool
 
-    public init(value: Value, updatedAt: Date, fromCache: Bool) {
-        self.value = value; self.updatedAt = updatedAt; self.fromCache = fromCache
+    public init(value: Value, updatedAt: Date, fromCache: Bool, hasMore: Bool = false) {
+        self.value = value; self.updatedAt = updatedAt; self.fromCache = fromCache; self.hasMore = hasMore
     }
 }
 

@@ -41,6 +41,26 @@ let usageText = """
                                   [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
            gatepass-bench events [--subscribers N,N...] [--events K] [--rate R] [--anchor A]
                                  [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
+           gatepass-bench console [--pending N] [--repeats N] [--startups N] [--logins N] [--json]
+
+    console: needs tmux and the gatepass executable of the same build (swift build --product
+    gatepass). Starts an in-process server (dev mode, demo data) with --pending N walk-ins
+    awaiting approval (default 10000), then measures, each against an anchor in the same run:
+    (1) start -> login screen drawn: the real `gatepass console` in a tmux pane 100x30 with a
+    fresh empty state folder, the pane polled with capture-pane about every 2 ms until "> Email"
+    shows, --startups N times (default 20), interleaved with the same procedure for `printf` in
+    sh and for `gatepass console --help` (the same binary starting without state or curses).
+    (2) End to end in the pane (--logins N, default 5; 0 skips): Enter on the typed code -> the
+    approvals title drawn. (3) In-process, --repeats N times (default 30), logged in as OWNER:
+    the request the console makes (ClientCoreServices.pendingApprovals(): GET
+    /api/visitors?status=AWAITING_APPROVAL&limit=500, decode, re-encode and cache write; the
+    console reads that first page only), against GET /api/healthz on the same curl session; then
+    response -> painted: the tabs a login builds, Approvals appear, one tick, the status line,
+    ConsoleApp render into a 200x60 canvas and the real CursesTerminal.draw on a pseudo-terminal
+    (read by a thread, as a terminal would; the login frame drawn before), against JSONDecoder
+    on the same body. The paint is measured for the first page and with every pending visitor
+    loaded into the screen. p50/p95 and ratios; --json prints the report as one JSON object.
+    Goal: response -> painted p95 under 100 ms.
 
     events: for each N of --subscribers (default 100,1000), opens N GET /api/events streams
     (raw sockets, one epoll reader thread; OWNER/ADMIN/APPROVER logins shared), then checks in
@@ -99,7 +119,7 @@ func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
     guard let command = rest.popFirst() else { throw .bad("missing scenario: gatepass-bench server") }
     if command == "--help" || command == "-h" || command == "help" { throw .help }
     guard command == "server" || command == "outbox" || command == "events" || command == "scanner" else {
-        throw .bad("unknown scenario \(command); the scenarios are: server, outbox, events, scanner")
+        throw .bad("unknown scenario \(command); the scenarios are: server, outbox, events, scanner, console")
     }
     options.scenario = command
     func value(_ flag: String) throws(UsageError) -> String {
@@ -745,6 +765,10 @@ func runServerScenario(_ options: Options) throws -> Report {
 
 func benchMain() -> Int32 {
     signal(SIGPIPE, SIG_IGN)
+    // The console scenario parses its own options (ConsoleScenario.swift).
+    if CommandLine.arguments.dropFirst().first == "console" {
+        return consoleBenchMain(Array(CommandLine.arguments.dropFirst(2)))
+    }
     let options: Options
     do {
         options = try parseOptions(Array(CommandLine.arguments.dropFirst()))

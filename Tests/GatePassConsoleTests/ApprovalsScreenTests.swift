@@ -290,4 +290,14 @@ import Testing
             #expect(screen.tick(now: clock.now) == .none)
         }
     }
+
+    @Test func aPartialPageSaysMoreAreWaitingInsteadOfMiscounting() {
+        let services = FakeConsoleServices()
+        services.approvals = .success(ConsoleRead(value: Self.three, updatedAt: Fixtures.now, fromCache: false, hasMore: true))
+        let screen = ApprovalsScreen(services: services, clock: TestClock().function)
+        _ = screen.appear()
+        #expect(screen.hasMore)
+        #expect(Fixtures.render(screen, width: 120, height: 10).line(0)
+                == "Awaiting approval (3 shown; more are waiting; the list refills as these are decided)")
+    }
 }
