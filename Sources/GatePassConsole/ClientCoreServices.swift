@@ -149,13 +149,34 @@ public final class ClientCoreServices: ConsoleServices {
     // MARK: - Decisions
 
     public func decide(_ decision: ApprovalDecision, visitorId: String, note: String?) -> DecisionOutcome {
+        switch mutation({ () throws(ClientError) in try core.decide(decision, visitorId: visitorId, note: note) },
+                        unreadable: "the decision was sent, but the server's answer could not be read (%@); open the visitor again to see where it stands",
+                        decode: { try APIClient.decode(Visitor.self, from: $0.body) }) {
+        case .applied(let visitor): .applied(visitor)
+        case .queued: .queued
+        case .refused(let message): .refused(message)
+        case .needsLogin(let message): .needsLogin(message)
+        }
+    }
+
+    /// What became of a mutation sent through the outbox, with the server's answer decoded.
+    enum MutationResult<Value> {
+        case applied(Value), queued, refused(String), needsLogin(String)
+    }
+
+    /// Sends a mutation through the client core and sorts the outcome for a screen: every
+    /// failure becomes an outcome (a screen never handles `ClientError`). `unreadable` is the
+    /// refusal said when the server applied it but its answer cannot be decoded (`%@` is the
+    /// decoding error): the change happened, so it must not read as a plain refusal.
+    func mutation<Value>(_ send: () throws(ClientError) -> ClientCore.MutationOutcome, unreadable: String,
+                         decode: (CurlResponse) throws -> Value) -> MutationResult<Value> {
         do {
-            switch try core.decide(decision, visitorId: visitorId, note: note) {
+            switch try send() {
             case .applied(let response):
                 do {
-                    return .applied(try APIClient.decode(Visitor.self, from: response.body))
+                    return .applied(try decode(response))
                 } catch {
-                    return .refused("the decision was sent, but the server's answer could not be read (\(error)); open the visitor again to see where it stands")
+                    return .refused(unreadable.replacingOccurrences(of: "%@", with: "\(error)"))
                 }
             case .queued:
                 return .queued

@@ -214,24 +214,13 @@ extension ClientCoreServices: ScanServices {
         let body = ClientCore.WalkIn(name: registration.name, phone: registration.phone, email: registration.email,
                                      company: registration.company, purpose: registration.purpose,
                                      hostName: registration.hostName)
-        do {
-            switch try core.walkIn(body) {
-            case .applied(let response):
-                do {
-                    return .applied(try APIClient.decode(WalkInAnswer.self, from: response.body).visitor)
-                } catch {
-                    return .refused("the walk-in was sent, but the server's answer could not be read (\(error)); look the visitor up to see where they stand")
-                }
-            case .queued:
-                return .queued
-            case .refused(_, _, let message):
-                return .refused(message)
-            case .needsLogin(_, let message):
-                return .needsLogin(message)
-            }
-        } catch {
-            if case .unauthorized(let message) = error { return .needsLogin(message) }
-            return .refused(Self.consoleError(error, retryAfter: nil).sentence)
+        switch mutation({ () throws(ClientError) in try core.walkIn(body) },
+                        unreadable: "the walk-in was sent, but the server's answer could not be read (%@); look the visitor up to see where they stand",
+                        decode: { try APIClient.decode(WalkInAnswer.self, from: $0.body).visitor }) {
+        case .applied(let visitor): return .applied(visitor)
+        case .queued: return .queued
+        case .refused(let message): return .refused(message)
+        case .needsLogin(let message): return .needsLogin(message)
         }
     }
 }
