@@ -84,3 +84,18 @@ public struct Area: Sendable, Equatable {
     public var x: Int, y: Int, width: Int, height: Int
     public init(x: Int, y: Int, width: Int, height: Int) { self.x = x; self.y = y; self.width = width; self.height = height }
 }
+
+/// How an action went, for the one line that says so (a visitor's decision, an export, a
+/// retry): the screens with such a line share it, so the same outcome looks the same everywhere.
+public enum OutcomeKind: Sendable, Equatable {
+    case ok, warning, error
+
+    /// Bold, in the colour of how it went.
+    public var style: Canvas.Style {
+        switch self {
+        case .ok: Canvas.Style(.ok, bold: true)
+        case .warning: Canvas.Style(.warning, bold: true)
+        case .error: Canvas.Style(.danger, bold: true)
+        }
+    }
+}

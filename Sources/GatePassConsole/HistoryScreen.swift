@@ -199,7 +199,7 @@ public final class HistoryScreen: ConsoleScreen {
 
     /// The line above the prompt or the key hint: what the last action did.
     public struct Notice: Sendable, Equatable {
-        public enum Kind: Sendable, Equatable { case ok, warning, error }
+        public typealias Kind = OutcomeKind
         public var kind: Kind
         public var text: String
     }
@@ -724,12 +724,7 @@ public final class HistoryScreen: ConsoleScreen {
         // over the list on a short screen.
         var footer: [(String, Canvas.Style)] = []
         if let notice {
-            let style: Canvas.Style = switch notice.kind {
-            case .ok: Canvas.Style(.ok, bold: true)
-            case .warning: Canvas.Style(.warning, bold: true)
-            case .error: Canvas.Style(.danger, bold: true)
-            }
-            footer.append((notice.text, style))
+            footer.append((notice.text, notice.kind.style))
         }
         switch prompt {
         case .dates?, .exportPath?:

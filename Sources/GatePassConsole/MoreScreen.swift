@@ -26,7 +26,7 @@ import GatePassCore
 public final class MoreScreen: ConsoleScreen {
     /// The line above the prompt or the key hint: what the last action did.
     public struct Notice: Sendable, Equatable {
-        public enum Kind: Sendable, Equatable { case ok, warning, error }
+        public typealias Kind = OutcomeKind
         public var kind: Kind
         public var text: String
     }
@@ -382,12 +382,7 @@ public final class MoreScreen: ConsoleScreen {
             footer.append(("Press any key to go to the login screen.", .dim))
         } else {
             if let notice {
-                let style: Canvas.Style = switch notice.kind {
-                case .ok: Canvas.Style(.ok, bold: true)
-                case .warning: Canvas.Style(.warning, bold: true)
-                case .error: Canvas.Style(.danger, bold: true)
-                }
-                footer.append((notice.text, style))
+                footer.append((notice.text, notice.kind.style))
             }
             if confirmingLogout {
                 footer.append(("Log out? y/n", Canvas.Style(.warning, bold: true)))

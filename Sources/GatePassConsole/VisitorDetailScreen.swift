@@ -25,7 +25,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
 
     /// The line that says how the last action went.
     public struct Result: Sendable, Equatable {
-        public enum Kind: Sendable, Equatable { case ok, warning, error }
+        public typealias Kind = OutcomeKind
         public var kind: Kind
         public var text: String
     }
@@ -253,12 +253,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
         // over the details on a short screen.
         var footer: [(String, Canvas.Style)] = []
         if let result {
-            let style: Canvas.Style = switch result.kind {
-            case .ok: Canvas.Style(.ok, bold: true)
-            case .warning: Canvas.Style(.warning, bold: true)
-            case .error: Canvas.Style(.danger, bold: true)
-            }
-            footer.append((result.text, style))
+            footer.append((result.text, result.kind.style))
         }
         if let prompt {
             let verb = prompt.decision == .approve ? "Approve" : "Reject"
