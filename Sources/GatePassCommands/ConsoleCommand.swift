@@ -140,21 +140,19 @@ final class ConsoleSession: @unchecked Sendable {
     /// A visitor's detail: from the approvals list when it is there, else read from the server
     /// (a visitor opened from the history or the scan screen).
     private func detail(_ id: String) -> any ConsoleScreen {
-        let known = approvals?.visitors.first { $0.id == id }
-        let visitor: Visitor
-        if let known {
-            visitor = known
-        } else {
-            do {
-                visitor = try services.visitorDetail(id: id).value.visitor
-            } catch {
-                return MessageScreen(title: "Visitor", lines: ["This visitor cannot be opened.", error.sentence])
-            }
+        let onDecision: (String, DecisionOutcome) -> Void = { [weak self] visitorId, outcome in
+            self?.approvals?.noteDecision(visitorId: visitorId, outcome: outcome)
         }
-        return VisitorDetailScreen(visitor: visitor, services: services, clock: { [clock] in clock.now() },
-                                   onDecision: { [weak self] visitorId, outcome in
-                                       self?.approvals?.noteDecision(visitorId: visitorId, outcome: outcome)
-                                   })
+        let now: () -> Date = { [clock] in clock.now() }
+        if let known = approvals?.visitors.first(where: { $0.id == id }) {
+            return VisitorDetailScreen(visitor: known, services: services, clock: now, onDecision: onDecision)
+        }
+        do {
+            return VisitorDetailScreen(detail: try services.visitorDetail(id: id), services: services, clock: now,
+                                       onDecision: onDecision)
+        } catch {
+            return MessageScreen(title: "Visitor", lines: ["This visitor cannot be opened.", error.sentence])
+        }
     }
 
     /// The outbox drain (every 30 s, and when the server comes back), the event stream, and

@@ -88,7 +88,25 @@ public final class VisitorDetailScreen: ConsoleScreen {
 
     // MARK: - Loading and events
 
+    /// Set by `init(detail:…)`: the detail was just read, so the first `appear` does not read it again.
+    private var readOnOpen = false
+
+    /// A detail screen over a detail already read (a visitor opened from the history or the
+    /// scan screen, which the shell had to read first to have a visitor to show).
+    public convenience init(detail: ConsoleRead<VisitorDetail>, services: any ConsoleServices,
+                            clock: @escaping () -> Date = Date.init, timeZone: TimeZone = .current,
+                            onDecision: ((String, DecisionOutcome) -> Void)? = nil) {
+        self.init(visitor: detail.value.visitor, services: services, clock: clock, timeZone: timeZone, onDecision: onDecision)
+        context = detail.value.context
+        loaded = (detail.updatedAt, detail.fromCache)
+        readOnOpen = true
+    }
+
     public func appear() -> ScreenAction {
+        if readOnOpen {
+            readOnOpen = false
+            return .redraw
+        }
         do {
             let read = try services.visitorDetail(id: visitor.id)
             visitor = read.value.visitor

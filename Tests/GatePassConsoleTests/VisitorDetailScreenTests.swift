@@ -264,4 +264,19 @@ import Testing
             #expect(screen.result?.kind == .error)
         }
     }
+
+    @Test func aDetailAlreadyReadIsShownWithoutReadingItAgainOnOpen() {
+        let services = FakeConsoleServices()
+        let read = ConsoleRead(value: VisitorDetail(visitor: Fixtures.visitor(1, name: "Ana Pop"), context: Self.context),
+                               updatedAt: Fixtures.now.addingTimeInterval(-600), fromCache: true)
+        services.details["v1"] = .success(read)
+        let screen = VisitorDetailScreen(detail: read, services: services, clock: TestClock().function, timeZone: Self.utc)
+        #expect(screen.appear() == .redraw)
+        #expect(services.calls.isEmpty, "opened from a detail the shell had just read")
+        #expect(screen.context == Self.context)
+        #expect(screen.loaded?.fromCache == true && screen.loaded?.updatedAt == read.updatedAt)
+        // Coming back to it later reads it again.
+        #expect(screen.appear() == .redraw)
+        #expect(services.calls == ["visitorDetail v1"])
+    }
 }
