@@ -209,6 +209,7 @@ final class ConsoleSession: @unchecked Sendable {
     func run(on screen: CursesTerminal) {
         var dirty = true
         var lastStatus = ContinuousClock.now - .seconds(10)
+        var statusGeneration = app.sessionGeneration
         while !app.wantsQuit {
             for event in drain(inbox) {
                 if app.receive(event) { screen.bell() }
@@ -225,7 +226,9 @@ final class ConsoleSession: @unchecked Sendable {
             let tick = app.tick(now: clock.now())
             if tick.bell { screen.bell() }
             if tick.redraw { dirty = true }
-            if ContinuousClock.now - lastStatus > .seconds(1) {
+            // Every second, and at once after a login or logout.
+            if ContinuousClock.now - lastStatus > .seconds(1) || app.sessionGeneration != statusGeneration {
+                statusGeneration = app.sessionGeneration
                 refreshStatus()
                 lastStatus = .now
                 dirty = true
@@ -237,8 +240,6 @@ final class ConsoleSession: @unchecked Sendable {
             }
             if let key = screen.readKey() {
                 if key != .resize, app.handle(key) { screen.bell() }
-                // A key may have logged someone in or out: the status line follows at once.
-                refreshStatus()
                 dirty = true
             }
         }

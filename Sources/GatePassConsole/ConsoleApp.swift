@@ -50,7 +50,12 @@ public final class ConsoleApp {
     /// The screen that has the keyboard.
     public var current: (any ConsoleScreen)? { stack.last ?? (tabs.indices.contains(selectedTab) ? tabs[selectedTab] : nil) }
 
+    /// Goes up each time the tabs are rebuilt for a new session (a login or a logout), so the
+    /// driver knows when what the status line shows has changed.
+    public private(set) var sessionGeneration = 0
+
     private func rebuild() {
+        sessionGeneration += 1
         tabs = factory.tabs()
         selectedTab = 0
         stack = []

@@ -133,4 +133,16 @@ final class RecordingScreen: ConsoleScreen {
         message.render(into: &tiny, area: Area(x: 0, y: 0, width: 3, height: 1))
         #expect(tiny.line(0) == "Vi…", "cut with an ellipsis")
     }
+
+    @Test func aSessionChangeRebuildsTheTabsAndCountsAGeneration() {
+        let (app, screens, _) = app()
+        let first = app.sessionGeneration
+        app.handle(.character("2"))
+        app.handle(.character("x"))   // an ordinary key: same session
+        #expect(app.sessionGeneration == first)
+        screens[1].answer = .sessionChanged
+        app.handle(.character("x"))
+        #expect(app.sessionGeneration == first + 1, "the driver refreshes the status line on this")
+        #expect(app.selectedTab == 0 && app.stack.isEmpty)
+    }
 }
