@@ -10,8 +10,12 @@ public struct StateDirectory: Sendable {
     public static func resolve(environment: [String: String]) -> StateDirectory {
         if let explicit = environment["GATEPASS_STATE_DIR"], !explicit.isEmpty { return StateDirectory(path: explicit) }
         if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { return StateDirectory(path: xdg + "/gatepass") }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return StateDirectory(path: home + "/.local/state/gatepass")
+        return StateDirectory(path: home(environment: environment) + "/.local/state/gatepass")
+    }
+
+    /// `$HOME`, else the account's home directory.
+    public static func home(environment: [String: String]) -> String {
+        environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
     }
 
     /// Creates the folder if needed and makes sure only its owner can enter it.

@@ -62,9 +62,9 @@ enum ConsoleCommand {
             throw CommandFailure(error.description)
         }
         defer { screen.close() }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let session = ConsoleSession(core: core, services: services, clock: clock, demo: options.demo,
-                                     scanSource: options.scanSource, homeDirectory: home)
+                                     scanSource: options.scanSource,
+                                     homeDirectory: StateDirectory.home(environment: environment))
         session.run(on: screen)
         return 0
     }

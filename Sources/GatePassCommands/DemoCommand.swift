@@ -104,10 +104,9 @@ enum DemoCommand {
             return existing.map { (String($0.dropLast(4)), directory + "/" + $0) }
         }
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try StateDirectory(path: directory).prepare()
         } catch {
-            throw CommandFailure("cannot create \(directory): \(error.localizedDescription)")
+            throw CommandFailure("\(error)")
         }
         var written: [(label: String, path: String)] = []
         for (label, shortId) in seeded.sorted(by: { $0.key < $1.key }) {
@@ -160,14 +159,12 @@ struct DemoFolder {
             isTemporary = true
             try? FileManager.default.removeItem(atPath: path)
         }
+        // The database and its secret live here: only the owner may enter (0700).
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try StateDirectory(path: path).prepare()
         } catch {
-            throw CommandFailure("cannot create the demo folder \(path): \(error.localizedDescription)")
+            throw CommandFailure("\(error)")
         }
-        // The database and its secret live here: only the owner may enter.
-        guard chmod(path, 0o700) == 0 else { throw CommandFailure("cannot make \(path) private (chmod 0700)") }
     }
 
     func removeIfTemporary() {

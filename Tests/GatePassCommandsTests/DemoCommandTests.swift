@@ -76,6 +76,26 @@ import Testing
         #expect(left == ["gatepass-demo-\(getpid())", "gatepass-demo-notapid", "other"].sorted())
     }
 
+    @Test func aDirThatCannotBeAFolderIsAClearError() throws {
+        let file = temporaryPath("demo-file")
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect {
+            _ = try DemoFolder(kept: file + "/demo")
+        } throws: { error in
+            "\((error as? CommandFailure)?.message ?? "")".contains("cannot create the state folder \(file)/demo")
+        }
+        #expect((try? String(contentsOfFile: file, encoding: .utf8)) == "not a folder", "nothing lost")
+        // A kept folder is private (0700) and stays after the demo.
+        let kept = temporaryPath("demo-kept")
+        defer { try? FileManager.default.removeItem(atPath: kept) }
+        let folder = try DemoFolder(kept: kept)
+        #expect(!folder.isTemporary)
+        #expect(try FileManager.default.attributesOfItem(atPath: kept)[.posixPermissions] as? Int == 0o700)
+        folder.removeIfTemporary()
+        #expect(FileManager.default.fileExists(atPath: kept))
+    }
+
     @Test func withoutATerminalTheDemoRefusesBeforeStartingAnything() {
         let terminal = RecordingTerminal()
         let status = GatePassCLI.main(["gatepass", "demo"], terminal: terminal, environment: [:])
