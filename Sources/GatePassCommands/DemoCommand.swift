@@ -218,19 +218,3 @@ final class DemoArrivals: @unchecked Sendable {
         }
     }
 }
-
-/// The server's request log in a file (0600) instead of standard error, which belongs to the
-/// console while it runs. One `write` per line with O_APPEND, so lines never interleave.
-struct FileLog: LogSink {
-    private let descriptor: Int32
-
-    init(path: String) throws {
-        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw CommandFailure("cannot open the log \(path): \(String(cString: strerror(errno)))") }
-    }
-
-    func log(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    }
-}

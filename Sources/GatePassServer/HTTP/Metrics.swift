@@ -80,8 +80,31 @@ public protocol LogSink: Sendable {
 /// Writes each line to standard error in one write, so lines from threads never interleave.
 public struct StandardErrorLog: LogSink {
     public init() {}
-    public func log(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    public func log(_ line: String) { writeLogLine(line, to: 2) }
+}
+
+/// Appends each line to a file (created 0600: request logs name routes and callers) in one
+/// `write` with O_APPEND, so lines from threads never interleave. For a server whose standard
+/// error belongs to something else, such as `gatepass demo`'s console.
+public struct FileLog: LogSink {
+    private let descriptor: Int32
+
+    /// - Throws: a message naming the file when it cannot be opened for appending.
+    public init(path: String) throws(FileLogError) {
+        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw FileLogError(message: "cannot open the log \(path): \(String(cString: strerror(errno)))") }
     }
+
+    public func log(_ line: String) { writeLogLine(line, to: descriptor) }
+}
+
+public struct FileLogError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+/// One line, newline included, in one `write`.
+private func writeLogLine(_ line: String, to descriptor: Int32) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
 }
