@@ -4,11 +4,23 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <sys/select.h>
 #include <microhttpd.h>
 
 // MHD_start_daemon and MHD_get_daemon_info are variadic, which Swift cannot call.
 // Each use the project makes of them is fixed here, with the options spelled out.
+
+/// The callbacks a daemon is started with; every one gets the same `context`.
+struct gatepass_mhd_callbacks {
+    MHD_AcceptPolicyCallback accept_policy;
+    MHD_AccessHandlerCallback access;
+    MHD_RequestCompletedCallback completed;
+    MHD_NotifyConnectionCallback connection;
+    void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection);
+    size_t (*unescape)(void *cls, struct MHD_Connection *connection, char *text);
+    void *context;
+};
 
 /// Starts a daemon bound to `address` (port 0 picks a free one) with an internal thread
 /// pool of `pool_size` threads (1 = a single internal polling thread).
@@ -20,27 +32,41 @@ static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
                                                     unsigned int connection_timeout_seconds,
                                                     size_t connection_memory_limit,
                                                     unsigned int connection_limit,
-                                                    MHD_AccessHandlerCallback handler,
-                                                    void *handler_context,
-                                                    MHD_RequestCompletedCallback completed,
-                                                    void *completed_context) {
-    if (pool_size > 1) {
-        return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
-                                MHD_OPTION_SOCK_ADDR, address,
-                                MHD_OPTION_THREAD_POOL_SIZE, pool_size,
-                                MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
-                                MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                                MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-                                MHD_OPTION_END);
-    }
-    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+                                                    const struct gatepass_mhd_callbacks *callbacks) {
+    // A pool of one is a single internal polling thread: the pool option is left out then.
+    unsigned int pool = pool_size > 1 ? pool_size : 0;
+    return MHD_start_daemon(flags, 0, callbacks->accept_policy, callbacks->context,
+                            callbacks->access, callbacks->context,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_NOTIFY_COMPLETED, callbacks->completed, callbacks->context,
+                            MHD_OPTION_NOTIFY_CONNECTION, callbacks->connection, callbacks->context,
+                            MHD_OPTION_URI_LOG_CALLBACK, callbacks->uri_log, callbacks->context,
+                            MHD_OPTION_UNESCAPE_CALLBACK, callbacks->unescape, callbacks->context,
+                            pool > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool,
                             MHD_OPTION_END);
+}
+
+/// The peer's IPv4 address in network byte order, or 0 when it is not IPv4 or unknown
+/// (the daemon listens on IPv4 only). MHD_get_connection_info is variadic.
+static inline uint32_t gatepass_mhd_connection_ipv4(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL || info->client_addr->sa_family != AF_INET) return 0;
+    return ((const struct sockaddr_in *)info->client_addr)->sin_addr.s_addr;
+}
+
+/// The IPv4 address of an accept-policy `sockaddr` in network byte order, 0 if not IPv4.
+static inline uint32_t gatepass_sockaddr_ipv4(const struct sockaddr *address) {
+    if (address == NULL || address->sa_family != AF_INET) return 0;
+    return ((const struct sockaddr_in *)address)->sin_addr.s_addr;
+}
+
+/// The connection's socket context (set by the connection-notify callback), or NULL.
+static inline void *gatepass_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
 }
 
 /// The port the daemon really listens on (useful after binding port 0).

@@ -21,6 +21,7 @@ public final class GatePassApplication: HTTPResponder {
     let statsCache = StatsCache()
     let eventHub: EventHub
     let router = Router()
+    let pushTestWaits: PushTestWaits
     let timeZone: TimeZone
     let devMode: Bool
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
@@ -45,6 +46,7 @@ public final class GatePassApplication: HTTPResponder {
             secret: secret, devMode: devMode)
         timeZone = configuration.resolvedTimeZone
         fingerprintKey = secret.key(for: "idempotency-fingerprint")
+        pushTestWaits = PushTestWaits(store: store, capacity: configuration.maxPushTestWaits)
         eventHub = EventHub(store: store, clock: clock,
                             settings: .init(pingInterval: .seconds(configuration.eventPingSeconds),
                                             pushFailAfterSeconds: configuration.pushFailAfterSeconds),
@@ -102,7 +104,10 @@ public final class GatePassApplication: HTTPResponder {
     /// The answer, or nil when `later` will be called with it (POSTs, after their commit).
     private func handle(_ request: HTTPRequest, routeName: inout String,
                         later: @escaping @Sendable (HTTPResponse, String) -> Void) throws -> HTTPResponse? {
-        let match = router.match(method: request.method, path: request.path)
+        if let malformation = request.malformation {
+            throw APIError.badRequest("malformed request: \(malformation)")
+        }
+        let match = router.match(method: request.method, segments: request.pathSegments)
         if case .found(let route, _) = match { routeName = route.pathPattern }
         if request.bodyExceededLimit {
             throw APIError(code: .payloadTooLarge,
@@ -249,6 +254,14 @@ public final class GatePassApplication: HTTPResponder {
                 reply(errorResponse(error, routeName: routeName))
             }
         }
+    }
+
+    /// The end of a stop's grace period: writes still queued are refused (503, not applied),
+    /// the batch being committed finishes and gets its real answers, push-test waits are
+    /// answered 503. Afterwards every write fails with 503 until the store closes.
+    func abandonWaits() {
+        pushTestWaits.stop()
+        store.refuseQueuedWrites()
     }
 
     /// Deletes what has outlived its retention: idempotency records, send counters, dead sessions.

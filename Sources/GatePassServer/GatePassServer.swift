@@ -26,9 +26,18 @@ public final class GatePassServer: @unchecked Sendable {
         }
         let application = GatePassApplication(configuration: configuration, store: store, secret: secret, clock: clock,
                                               logSink: logSink, devMode: devMode)
+        // A peer that closes a socket or pipe early (a client, the OTP delivery program) must
+        // make a write fail with EPIPE, never end the server.
+        signal(SIGPIPE, SIG_IGN)
         let http = HTTPServer(
             configuration: .init(host: configuration.host, port: UInt16(configuration.port), threads: configuration.threads,
-                                 bodyLimit: configuration.bodyLimitBytes, connectionLimit: configuration.maxConnections),
+                                 bodyLimit: configuration.bodyLimitBytes, connectionLimit: configuration.maxConnections,
+                                 maxConnectionsPerIP: configuration.maxConnectionsPerIP,
+                                 trustedProxies: configuration.trustedProxies,
+                                 headerTimeoutSeconds: configuration.headerTimeoutSeconds,
+                                 bodyTimeoutSeconds: configuration.bodyTimeoutSeconds,
+                                 keepAliveTimeoutSeconds: configuration.keepAliveTimeoutSeconds,
+                                 unansweredAtStop: APIError.unavailable("the server is stopping; try again shortly").response),
             responder: application)
         do {
             try application.eventHub.start()
@@ -51,13 +60,17 @@ public final class GatePassServer: @unchecked Sendable {
 
     public var baseURL: String { "http://\(http.configuration.host == "0.0.0.0" ? "127.0.0.1" : http.configuration.host):\(port)" }
 
-    /// Stops accepting, lets requests in flight finish, then closes the database cleanly
-    /// (queued writes committed, WAL checkpointed).
+    /// Lets requests in flight finish (up to `grace`), answers what is still waiting, then
+    /// closes the database cleanly (WAL checkpointed). Whatever is in flight, every request
+    /// gets an answer: a write committed by then its real one; a write still queued 503 (and
+    /// it is not applied); a push-test wait, or anything else unanswered, 503 `UNAVAILABLE`.
     public func stop(grace: Duration = .seconds(10)) {
         maintenance.cancel()
         // Streams end first: they never finish by themselves, and the hub reads the store.
         application.eventHub.stop()
-        http.stop(grace: grace)
+        http.waitForRequestsInFlight(grace: grace)
+        application.abandonWaits()
+        http.stop(grace: .zero)
         store.close()
     }
 }

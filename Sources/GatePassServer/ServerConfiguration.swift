@@ -49,6 +49,21 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var pushFailAfterSeconds: Int = 300
     /// Open connections at most, event streams included.
     public var maxConnections: Int = 4_096
+    /// Open connections per client address at most (loopback included); `trustedProxies`
+    /// are exempt, since behind a reverse proxy the proxy limits per client.
+    public var maxConnectionsPerIP: Int = 64
+    /// IPv4 addresses exempt from `maxConnectionsPerIP` (a reverse proxy's).
+    public var trustedProxies: [String] = []
+    /// A request's headers must be complete within this long (a deadline, not an idle timeout).
+    public var headerTimeoutSeconds: Int = 10
+    /// A request's body must be complete within this long after its headers.
+    public var bodyTimeoutSeconds: Int = 30
+    /// A kept-alive connection must begin its next request within this long.
+    public var keepAliveTimeoutSeconds: Int = 30
+    /// `POST /api/admin/push-test` answers waiting at the same time at most; more get 503.
+    public var maxPushTestWaits: Int = 32
+    /// An `otpDeliveryCommand` still running after this long is killed (and logged).
+    public var otpDeliveryTimeoutSeconds: Int = 10
 
     public init() {}
 
@@ -57,6 +72,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case otpResendIntervalSeconds, otpDeliveryCommand, tokenLifetimeSeconds, scannerTokenLifetimeSeconds
         case bodyLimitBytes, threads, idempotencyRetentionHours, sqliteSynchronous, metricsToken, timeZone
         case eventRetentionHours, eventPingSeconds, pushFailAfterSeconds, maxConnections
+        case maxConnectionsPerIP, trustedProxies, headerTimeoutSeconds, bodyTimeoutSeconds, keepAliveTimeoutSeconds
+        case maxPushTestWaits, otpDeliveryTimeoutSeconds
     }
 
     // Every key is optional in the file: what it leaves out keeps its default.
@@ -84,6 +101,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         eventPingSeconds = try c.decodeIfPresent(Int.self, forKey: .eventPingSeconds) ?? d.eventPingSeconds
         pushFailAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .pushFailAfterSeconds) ?? d.pushFailAfterSeconds
         maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
+        maxConnectionsPerIP = try c.decodeIfPresent(Int.self, forKey: .maxConnectionsPerIP) ?? d.maxConnectionsPerIP
+        trustedProxies = try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? d.trustedProxies
+        headerTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .headerTimeoutSeconds) ?? d.headerTimeoutSeconds
+        bodyTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .bodyTimeoutSeconds) ?? d.bodyTimeoutSeconds
+        keepAliveTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .keepAliveTimeoutSeconds) ?? d.keepAliveTimeoutSeconds
+        maxPushTestWaits = try c.decodeIfPresent(Int.self, forKey: .maxPushTestWaits) ?? d.maxPushTestWaits
+        otpDeliveryTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .otpDeliveryTimeoutSeconds) ?? d.otpDeliveryTimeoutSeconds
     }
 
     /// Reads a configuration file; every problem is named in the error.
@@ -122,6 +146,17 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require((1...15).contains(eventPingSeconds), "eventPingSeconds must be between 1 and 15 (api.md)")
         try require(pushFailAfterSeconds > 0, "pushFailAfterSeconds must be positive")
         try require((16...1_000_000).contains(maxConnections), "maxConnections must be between 16 and 1000000")
+        try require((1...100_000).contains(maxConnectionsPerIP), "maxConnectionsPerIP must be between 1 and 100000")
+        for proxy in trustedProxies {
+            var address = in_addr()
+            try require(inet_pton(AF_INET, proxy, &address) == 1,
+                        "trustedProxies: \(proxy.debugDescription) is not an IPv4 address such as 10.0.0.5")
+        }
+        try require((1...3_600).contains(headerTimeoutSeconds), "headerTimeoutSeconds must be between 1 and 3600")
+        try require((1...3_600).contains(bodyTimeoutSeconds), "bodyTimeoutSeconds must be between 1 and 3600")
+        try require((1...3_600).contains(keepAliveTimeoutSeconds), "keepAliveTimeoutSeconds must be between 1 and 3600")
+        try require((1...10_000).contains(maxPushTestWaits), "maxPushTestWaits must be between 1 and 10000")
+        try require((1...600).contains(otpDeliveryTimeoutSeconds), "otpDeliveryTimeoutSeconds must be between 1 and 600")
         try require(timeZone.map { TimeZone(identifier: $0) != nil } ?? true,
                     "timeZone must be an IANA zone such as Europe/Bucharest")
     }

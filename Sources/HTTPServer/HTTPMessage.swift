@@ -3,7 +3,12 @@ public struct HTTPRequest: Sendable {
     public var method: String
     /// The path without the query string, as sent (not percent-decoded).
     public var path: String
-    /// Query arguments, percent-decoded by libmicrohttpd. A repeated key keeps its first value.
+    /// The path's segments after the leading `/`, each percent-decoded exactly once: an
+    /// encoded `/` or NUL is part of its segment, never a separator or an end.
+    public var pathSegments: [String]
+    /// The query string as sent, without `?` (not decoded); empty when there is none.
+    public var rawQuery: String
+    /// Query arguments, each decoded once (`+` is a space). A repeated key keeps its first value.
     public var query: [String: String]
     /// Header names in lower case.
     public var headers: [String: String]
@@ -11,15 +16,34 @@ public struct HTTPRequest: Sendable {
     /// True when the body was larger than the server's limit; `body` is then empty and the
     /// rest of the upload was discarded, never buffered.
     public var bodyExceededLimit: Bool
+    /// Why the request's head breaks `RequestFraming`'s rules, when it does: the request must
+    /// be refused (400); its answer closes the connection and no body was read.
+    public var malformation: String?
 
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
                 body: [UInt8] = [], bodyExceededLimit: Bool = false) {
         self.method = method
         self.path = path
+        pathSegments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        rawQuery = ""
         self.query = query
         self.headers = headers
         self.body = body
         self.bodyExceededLimit = bodyExceededLimit
+    }
+
+    /// A request as the server parsed it.
+    public init(method: String, target: RequestFraming.Target, headers: [String: String], body: [UInt8],
+                bodyExceededLimit: Bool, malformation: String?) {
+        self.method = method
+        path = target.rawPath
+        pathSegments = target.segments
+        rawQuery = target.rawQuery
+        query = target.query
+        self.headers = headers
+        self.body = body
+        self.bodyExceededLimit = bodyExceededLimit
+        self.malformation = malformation
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }

@@ -67,6 +67,9 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     private let maximumBatch: Int
+    private let closeOnce = Mutex<Bool>(false)
+    /// Tracks the callers' release of each batch (on another thread), for `refuseQueued`.
+    private let callersReleased = DispatchGroup()
 
     private final class Job: @unchecked Sendable {
         // `failure` is written by the writer thread before `finish` runs.
@@ -119,7 +122,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         condition.lock()
         guard !stopping else {
             condition.unlock()
-            completion(.failure(SQLiteError(code: 21, message: "the database is closing")))
+            completion(.failure(SQLiteError.writerClosing))
             return
         }
         queue.append(job)
@@ -168,22 +171,45 @@ public final class GroupCommitWriter: @unchecked Sendable {
         // Callers are released on another thread: what they do next (encode, log, resume
         // their connection) must not hold up the next batch, as this thread is the one
         // every write waits for.
-        DispatchQueue.global(qos: .userInitiated).async {
+        DispatchQueue.global(qos: .userInitiated).async(group: callersReleased) {
             for job in batch { job.finish(job.failure) }
         }
+    }
+
+    /// Refuses every job still queued (they fail with `SQLiteError.writerClosing`, nothing of
+    /// them applied) and every later one, and returns once the batch being committed — if
+    /// any — is committed and its callers have been told. Used when a stop's grace period is
+    /// over: what was committed gets its real answer, what was not is refused.
+    public func refuseQueued() {
+        condition.lock()
+        let refused = queue
+        queue.removeAll()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+        for job in refused { job.finish(SQLiteError.writerClosing) }
+        waitForWriterThread()
+        callersReleased.wait()
     }
 
     /// Finishes the queued jobs, then checkpoints the WAL into the main file and closes.
     public func close() {
         condition.lock()
-        let alreadyStopping = stopping
         stopping = true
         condition.signal()
         condition.unlock()
-        guard !alreadyStopping else { return }
+        waitForWriterThread()
+        closeOnce.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            try? connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+            connection.close()
+        }
+    }
+
+    private func waitForWriterThread() {
+        // The thread signals `finished` once; whoever waits passes the signal on.
         finished.wait()
-        try? connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
-        connection.close()
+        finished.signal()
     }
 }
-

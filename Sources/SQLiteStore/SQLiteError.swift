@@ -7,10 +7,20 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var sql: String?
 
+    /// The writer refused the job because the store is closing: nothing of it was applied.
+    public var isWriterClosing = false
+
     public init(code: Int32, message: String, sql: String? = nil) {
         self.code = code
         self.message = message
         self.sql = sql
+    }
+
+    /// What a write job submitted to (or still queued in) a closing writer fails with.
+    public static var writerClosing: SQLiteError {
+        var error = SQLiteError(code: SQLITE_MISUSE, message: "the database is closing; the write was not applied")
+        error.isWriterClosing = true
+        return error
     }
 
     /// The primary result code (extended codes carry it in the low byte).

@@ -873,6 +873,8 @@ func runEventsScenario(_ options: Options) throws -> EventsReport {
     configuration.otpResendIntervalSeconds = 0
     configuration.otpSendsPerHour = 1000
     configuration.maxConnections = max(configuration.maxConnections, 2 * (largest + 256))
+    // Every subscriber connects from 127.0.0.1: the per-address cap must let them all in.
+    configuration.maxConnectionsPerIP = configuration.maxConnections
     let server = try GatePassServer(configuration: configuration, devMode: true, logSink: DevNullLog())
     defer { server.stop(grace: .seconds(5)) }
     let port = server.port

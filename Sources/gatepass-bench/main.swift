@@ -632,7 +632,9 @@ func runServerScenario(_ options: Options) throws -> Report {
     defer { try? FileManager.default.removeItem(atPath: directory) }
 
     // (a) The ceiling.
-    let ceiling = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0, threads: options.threads),
+    // The load comes from one address: both servers' per-address caps let all of it in.
+    let ceiling = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0, threads: options.threads,
+                                                  maxConnectionsPerIP: options.connections + 64),
                              responder: FixedResponder())
     let ceilingPort = try ceiling.start()
     defer { ceiling.stop(grace: .seconds(2)) }
@@ -644,6 +646,7 @@ func runServerScenario(_ options: Options) throws -> Report {
     configuration.database = directory + "/gatepass.db"
     configuration.threads = options.threads
     configuration.sqliteSynchronous = options.synchronous
+    configuration.maxConnectionsPerIP = options.connections + 64
     let server = try GatePassServer(configuration: configuration, devMode: true, logSink: DevNullLog())
     defer { server.stop(grace: .seconds(5)) }
     let port = server.port

@@ -26,21 +26,18 @@ struct Router: Sendable {
         }.sorted { $0.literalCount > $1.literalCount }
     }
 
-    func match(method: String, path: String) -> Match {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+    /// Matches decoded path segments (`HTTPRequest.pathSegments`: each decoded exactly once,
+    /// so an encoded `/` is part of its segment and never a separator).
+    func match(method: String, segments: [String]) -> Match {
         // A trailing slash or an empty segment never matches: paths are exact.
-        guard path.hasPrefix("/"), !segments.contains(where: \.isEmpty) || path == "/" else { return .notFound }
+        guard !segments.contains(where: \.isEmpty) else { return .notFound }
         var allowed: [String] = []
         for pattern in patterns where pattern.segments.count == segments.count {
             var parameters: [String: String] = [:]
             var matches = true
             for (expected, actual) in zip(pattern.segments, segments) {
                 if expected.hasPrefix(":") {
-                    guard let decoded = String(actual).removingPercentEncoding, !decoded.isEmpty else {
-                        matches = false
-                        break
-                    }
-                    parameters[String(expected.dropFirst())] = decoded
+                    parameters[String(expected.dropFirst())] = actual
                 } else if expected != actual {
                     matches = false
                     break

@@ -16,7 +16,8 @@ extension GatePassApplication {
             logSink.log("dev: one-time code for \(email) is \(code)")
         }
         if let user, let command = configuration.otpDeliveryCommand {
-            OTPDelivery.deliver(code: code, to: user.email, command: command, log: logSink)
+            OTPDelivery.deliver(code: code, to: user.email, command: command,
+                                timeout: .seconds(configuration.otpDeliveryTimeoutSeconds), log: logSink)
         }
         return JSONBody.response(status: 202, ["sent": true])
     }
@@ -70,24 +71,47 @@ extension GatePassApplication {
 
 /// Hands a code to the configured delivery program (email as argument, code on stdin),
 /// off the request thread so delivery time never shows in the answer's timing.
+///
+/// Nothing the program does can crash or stall the server: the code (a few bytes, well
+/// under a pipe's buffer) is written without waiting for the program to read it, a program
+/// that exits before reading only makes that write fail (SIGPIPE is ignored by the server,
+/// see `GatePassServer`), and no thread waits for the program: its exit is reported by a
+/// termination handler, and one still running after `timeout` is terminated, then killed.
+/// Every failure is one log line naming the program and what happened — never the code.
 enum OTPDelivery {
-    static func deliver(code: String, to email: String, command: String, log: any LogSink) {
-        DispatchQueue.global(qos: .utility).async {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: command)
-            process.arguments = [email]
-            let input = Pipe()
-            process.standardInput = input
-            do {
-                try process.run()
-                input.fileHandleForWriting.write(Data((code + "\n").utf8))
-                try? input.fileHandleForWriting.close()
-                process.waitUntilExit()
-                if process.terminationStatus != 0 {
-                    log.log("otp delivery: \(command) exited with status \(process.terminationStatus)")
-                }
-            } catch {
-                log.log("otp delivery: cannot run \(command): \(error.localizedDescription)")
+    static func deliver(code: String, to email: String, command: String, timeout: Duration, log: any LogSink) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command)
+        process.arguments = [email]
+        let input = Pipe()
+        process.standardInput = input
+        process.terminationHandler = { finished in
+            switch (finished.terminationReason, finished.terminationStatus) {
+            case (.exit, 0): break
+            case (.exit, let status): log.log("otp delivery: \(command) exited with status \(status)")
+            case (.uncaughtSignal, let signal): log.log("otp delivery: \(command) was ended by signal \(signal)")
+            @unknown default: log.log("otp delivery: \(command) ended abnormally")
+            }
+        }
+        do {
+            try process.run()
+        } catch {
+            log.log("otp delivery: cannot run \(command): \(error.localizedDescription)")
+            return
+        }
+        do {
+            try input.fileHandleForWriting.write(contentsOf: Data((code + "\n").utf8))
+        } catch {
+            log.log("otp delivery: \(command) did not take the code on its standard input (it closed it)")
+        }
+        try? input.fileHandleForWriting.close()
+        let seconds = Double(timeout.components.seconds)
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + seconds) {
+            guard process.isRunning else { return }
+            log.log("otp delivery: \(command) still running after \(Int(seconds)) s; stopping it")
+            process.terminate()
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
         }
     }

@@ -45,6 +45,10 @@ extension GatePassApplication {
         guard wait.isFinite, (0...30).contains(wait) else { throw APIError.badRequest("waitSeconds must be between 0 and 30") }
         let organizationId = call.caller.organizationId
         let token = body.token
+        guard pushTestWaits.reserve() else {
+            throw APIError.unavailable("\(pushTestWaits.capacity) push tests are already waiting; try again shortly",
+                                       retryAfter: 1)
+        }
         store.writeAsync({ db -> ([PushTarget], [Int64]) in
             let targets = try PushRegistry.targets(organizationId: organizationId, token: token, db)
             return (targets, try PushRegistry.sendTests(to: targets, now: call.now, db))
@@ -52,20 +56,18 @@ extension GatePassApplication {
             eventHub.committed()
             switch result {
             case .failure(let error):
+                pushTestWaits.release()
                 reply(errorResponse(error, routeName: call.route.pathPattern))
             case .success(let (targets, ids)):
                 if let token, targets.isEmpty {
+                    pushTestWaits.release()
                     reply(JSONBody.response(Page(items: [PushTestOutcome(token: token, status: .error,
                                                                          detail: "this token is not registered")],
                                                  nextCursor: nil)))
                     return
                 }
-                // Waiting for the streams must not hold the writer's completion thread.
-                DispatchQueue.global().async { [store] in
-                    let outcomes = PushRegistry.outcomes(for: targets, eventIds: ids, store: store,
-                                                         wait: .milliseconds(Int(wait * 1000)))
-                    reply(JSONBody.response(Page(items: outcomes, nextCursor: nil)))
-                }
+                // No thread waits: the connection stays suspended until the answer.
+                pushTestWaits.wait(targets: targets, eventIds: ids, for: .milliseconds(Int(wait * 1000)), reply: reply)
             }
         }
     }

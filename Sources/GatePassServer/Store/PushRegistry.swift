@@ -43,23 +43,34 @@ public enum PushRegistry {
         }
     }
 
-    /// Polls the deliveries of `eventIds` until all are delivered or `wait` has passed.
+    /// Polls the deliveries of `eventIds` until all are delivered or `wait` has passed
+    /// (`gatepass push-test --db`: a command, which may block; the server uses `PushTestWaits`).
     static func outcomes(for targets: [PushTarget], eventIds: [Int64], store: Store, wait: Duration) -> [PushTestOutcome] {
         let deadline = ContinuousClock.now + wait
         var statuses: [String: String] = [:]
         while true {
-            statuses = (try? store.read { db in
-                try Dictionary(uniqueKeysWithValues: zip(targets, eventIds).compactMap { target, id -> (String, String)? in
-                    try db.queryFirst("SELECT status FROM push_deliveries WHERE token = ? AND event_id = ?", [target.token, id]) {
-                        (target.token, $0.string(0))
-                    }
-                })
-            }) ?? statuses
-            if statuses.count == targets.count && statuses.values.allSatisfy({ $0 == "delivered" }) { break }
-            if ContinuousClock.now >= deadline { break }
+            statuses = (try? store.read { db in try deliveryStatuses(targets: targets, eventIds: eventIds, db) }) ?? statuses
+            if allDelivered(statuses, targets: targets) || ContinuousClock.now >= deadline { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        return zip(targets, eventIds).map { target, id in
+        return outcomes(for: targets, eventIds: eventIds, statuses: statuses)
+    }
+
+    /// The status of each target's delivery of its event, by token.
+    static func deliveryStatuses(targets: [PushTarget], eventIds: [Int64], _ db: Connection) throws -> [String: String] {
+        try Dictionary(uniqueKeysWithValues: zip(targets, eventIds).compactMap { target, id -> (String, String)? in
+            try db.queryFirst("SELECT status FROM push_deliveries WHERE token = ? AND event_id = ?", [target.token, id]) {
+                (target.token, $0.string(0))
+            }
+        })
+    }
+
+    static func allDelivered(_ statuses: [String: String], targets: [PushTarget]) -> Bool {
+        statuses.count == targets.count && statuses.values.allSatisfy { $0 == "delivered" }
+    }
+
+    static func outcomes(for targets: [PushTarget], eventIds: [Int64], statuses: [String: String]) -> [PushTestOutcome] {
+        zip(targets, eventIds).map { target, id in
             let status: PushTestOutcome.Status
             var detail: String?
             switch statuses[target.token] {

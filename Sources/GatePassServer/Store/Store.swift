@@ -62,6 +62,11 @@ public final class Store: Sendable {
     }
 
     /// Finishes queued writes, checkpoints the WAL and closes every connection.
+    /// Refuses the writes still queued and every later one (see `GroupCommitWriter.refuseQueued`).
+    func refuseQueuedWrites() {
+        writer.refuseQueued()
+    }
+
     public func close() {
         writer.close()
         readers.close()
