@@ -80,7 +80,7 @@ public struct KeyDecoder: Sendable {
             if parameters.count + intermediates.count >= Self.maximumLength { malformed = true }
             guard !malformed else { return }
             if (0x30...0x3F).contains(byte) {
-                // ECMA-48 5.4: parameter bytes come before intermediate bytes.
+                // ECMA-48: parameter bytes come before intermediate bytes.
                 if intermediates.isEmpty { parameters.append(byte) } else { malformed = true }
             } else {
                 intermediates.append(byte)
@@ -127,7 +127,7 @@ public struct KeyDecoder: Sendable {
     // MARK: - States
 
     private static let escapeCharacter: UInt32 = 0x1B
-    /// CAN and SUB cancel a sequence (ECMA-48 8.3.6, 8.3.148).
+    /// CAN and SUB cancel a sequence (as DEC terminals and xterm treat them).
     private static let cancelCharacters: Set<UInt32> = [0x18, 0x1A]
 
     private mutating func feed(character value: UInt32) -> [Key] {
@@ -186,8 +186,8 @@ public struct KeyDecoder: Sendable {
         case 0x20...0x2F:
             state = .escapeIntermediates
         default:
-            // ESC with any other character is a two-character escape sequence (ECMA-48 5.3:
-            // Fp, Fe, Fs), which is also what Alt with a key sends; it is consumed. So is ESC
+            // ESC with any other character is a two-character escape sequence (ECMA-35's Fp,
+            // Fe and Fs), which is also what Alt with a key sends; it is consumed. So is ESC
             // with a control character, DEL or a non-ASCII character (Alt with those keys).
             state = .ground
         }
@@ -197,7 +197,7 @@ public struct KeyDecoder: Sendable {
     /// A control sequence with one more character that is not its final byte, or nil when
     /// that character ended it. ESC starts a new sequence and CAN or SUB cancel it (both drop
     /// what came so far); other control characters and DEL are ignored without ending it
-    /// (ECMA-48 lets controls appear inside, and none of them may act as a key here); anything
+    /// (terminals act on controls inside a sequence, and none may act as a key here); anything
     /// else that is not a parameter or intermediate byte (a non-ASCII character) makes it
     /// malformed: consumed up to its final byte, then ignored.
     private mutating func continued(_ bytes: SequenceBytes, with value: UInt32) -> SequenceBytes? {
