@@ -51,6 +51,9 @@ import Testing
 
             // On the list. `?` after the sequences: when its help shows, all of them were read.
             for sequence in Self.unknownSequences { try Self.send(run, sequence) }
+            // One sequence in two writes, as a slow link delivers it.
+            try Self.send(run, "\u{1B}[1;")
+            try Self.send(run, "3a")
             try run.tmux.keys("?")
             #expect(try run.waitFor("Keys of "))
             let screen = try run.tmux.screen()
