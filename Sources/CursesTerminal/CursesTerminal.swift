@@ -33,36 +33,56 @@ public final class CursesTerminal {
     private let window: UnsafeMutablePointer<WINDOW>
     /// Whether styles get colour pairs (`ColorPolicy`).
     public let usesColor: Bool
+    /// How long `readKey()` waits for a key before answering nil.
+    private let readTimeout: Int32
+    /// How long a lone ESC waits for the rest of a sequence before it is the Esc key.
+    private let escapeWait: Int32
+    /// How long an unfinished sequence waits for its next character before it is dropped.
+    private let sequenceWait: Int32
+    /// Turns the characters read into keys; holds a sequence between reads.
+    private var decoder = KeyDecoder()
+    /// Keys decoded but not yet answered by `readKey()`.
+    private var decodedKeys: [Key] = []
     private var previousFrame: Canvas?
     private var needsFullRepaint = true
     private var isClosed = false
     /// Reused for every `setcchar` (up to `CCHARW_MAX` wide characters and a terminating 0).
     private var characterBuffer = [wchar_t](repeating: 0, count: CellText.maximumScalars + 1)
 
-    private init(screen: OpaquePointer, window: UnsafeMutablePointer<WINDOW>, usesColor: Bool) {
+    private init(screen: OpaquePointer, window: UnsafeMutablePointer<WINDOW>, usesColor: Bool,
+                 readTimeout: Int32, escapeWait: Int32, sequenceWait: Int32) {
         self.screen = screen
         self.window = window
         self.usesColor = usesColor
+        self.readTimeout = readTimeout
+        self.escapeWait = escapeWait
+        self.sequenceWait = sequenceWait
     }
 
     deinit { close() }
 
     // MARK: - Opening and closing
 
-    /// Takes over the terminal: raw keys (Ctrl-C arrives as `.control("c")`), no echo, keypad
-    /// keys, a fast Esc, a hidden cursor, and colours when `ColorPolicy` allows them.
+    /// Takes over the terminal: raw keys (Ctrl-C arrives as `.control("c")`), no echo, keys
+    /// decoded by `KeyDecoder`, a hidden cursor, and colours when `ColorPolicy` allows them.
     ///
-    /// The corresponding C functions are `newterm`, `raw`, `noecho`, `keypad`, `set_escdelay`,
-    /// `curs_set`, `wtimeout`, `start_color`, `use_default_colors` and `init_pair`.
+    /// The corresponding C functions are `newterm`, `raw`, `noecho`, `keypad`, `curs_set`,
+    /// `wtimeout`, `start_color`, `use_default_colors` and `init_pair`.
     ///
     /// - Parameters:
     ///   - environment: the process environment; `TERM` picks the terminal type, a non-empty
     ///     `NO_COLOR` turns colour off.
     ///   - readTimeoutMilliseconds: how long `readKey()` waits before answering nil, so the
     ///     shell can poll its events between keys.
+    ///   - escapeWaitMilliseconds: how long a lone ESC waits for more before it is the Esc key
+    ///     (a terminal writes a whole sequence at once; 50 ms leaves room for a slow link).
+    ///   - sequenceWaitMilliseconds: how long a started sequence waits for its next character
+    ///     before it is dropped (none of it becomes a key).
     /// - Throws: `TerminalError.notATerminal` when standard input or output is not a terminal,
     ///   `.alreadyOpen`, or `.unknownTerminal` when `newterm` refuses `TERM`.
-    public static func open(environment: [String: String], readTimeoutMilliseconds: Int32 = 100) throws(TerminalError) -> CursesTerminal {
+    public static func open(environment: [String: String], readTimeoutMilliseconds: Int32 = 100,
+                            escapeWaitMilliseconds: Int32 = 50,
+                            sequenceWaitMilliseconds: Int32 = 500) throws(TerminalError) -> CursesTerminal {
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else { throw .notATerminal }
         let claimed = isOpen.withLock { open in
             if open { return false }
@@ -88,11 +108,16 @@ public final class CursesTerminal {
 
         raw()
         noecho()
-        keypad(window, true)
-        set_escdelay(25)
+        // Keypad translation off: every character the terminal sends reaches `KeyDecoder`.
+        // With it on, ncurses matches only the sequences of TERM's terminfo entry and hands
+        // out any other sequence as separate characters (`ESC [ 1 ; 2 a` became Esc, `[`, `1`,
+        // `;`, `2`, `a`: a tab switch), and terminals do not send what their entry says (tmux
+        // sends `ESC [ 1 ~` for Home under TERM=xterm-256color, whose khome is `ESC O H`).
+        // Off, ncurses also leaves the terminal in its normal cursor mode (no smkx), still
+        // decodes UTF-8 in get_wch, and still reports KEY_RESIZE.
+        keypad(window, false)
         curs_set(0)
         leaveok(window, true)
-        wtimeout(window, readTimeoutMilliseconds)
 
         let usesColor = ColorPolicy.usesColor(environment: environment, terminalHasColors: has_colors())
         if usesColor {
@@ -103,7 +128,8 @@ public final class CursesTerminal {
                 init_pair(pair, foreground.rawValue, background)
             }
         }
-        return CursesTerminal(screen: newScreen, window: window, usesColor: usesColor)
+        return CursesTerminal(screen: newScreen, window: window, usesColor: usesColor, readTimeout: readTimeoutMilliseconds,
+                              escapeWait: escapeWaitMilliseconds, sequenceWait: sequenceWaitMilliseconds)
     }
 
     /// Gives the terminal back (`endwin`, then `delscreen`) and removes the signal handlers.
@@ -194,20 +220,42 @@ public final class CursesTerminal {
 
     // MARK: - Keys and bell
 
-    /// The next key, or nil when none came within the read timeout (or the key means nothing
-    /// to screens). The corresponding C function is `wget_wch`.
+    /// The next key, or nil when none came within the read timeout (or what came is no key:
+    /// an ignored sequence, a code screens have no use for). The corresponding C function is
+    /// `wget_wch`.
+    ///
+    /// After an ESC it waits the escape wait for more, then the sequence wait for each further
+    /// character of a sequence, at most a bounded number of characters per call, so a flood
+    /// of input cannot hold the shell's loop; the decoder keeps an unfinished sequence for the
+    /// next call.
     public func readKey() -> Key? {
         precondition(!isClosed, "CursesTerminal used after close()")
-        var value: wint_t = 0
-        let result = wget_wch(window, &value)
-        let key: Key?
-        switch result {
-        case KEY_CODE_YES: key = KeyTranslation.key(isKeyCode: true, value: UInt32(value))
-        case OK: key = KeyTranslation.key(isKeyCode: false, value: UInt32(value))
-        default: return nil
-        }
+        if decodedKeys.isEmpty { readInput() }
+        guard !decodedKeys.isEmpty else { return nil }
+        let key = decodedKeys.removeFirst()
         if key == .resize { needsFullRepaint = true }
         return key
+    }
+
+    /// The most characters one `readKey()` reads while no key comes of them.
+    private static let charactersPerRead = 256
+
+    private func readInput() {
+        for _ in 0..<Self.charactersPerRead {
+            let wait = switch decoder.pending {
+            case .nothing: readTimeout
+            case .escape: escapeWait
+            case .sequence: sequenceWait
+            }
+            wtimeout(window, wait)
+            var value: wint_t = 0
+            switch wget_wch(window, &value) {
+            case KEY_CODE_YES: decodedKeys += decoder.feed(.keyCode(UInt32(value)))
+            case OK: decodedKeys += decoder.feed(.character(UInt32(value)))
+            default: decodedKeys += decoder.inputPaused()   // nothing within the wait
+            }
+            if !decodedKeys.isEmpty || decoder.pending == .nothing { return }
+        }
     }
 
     /// Rings the terminal bell (`beep`).

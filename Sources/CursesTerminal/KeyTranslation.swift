@@ -1,10 +1,12 @@
 import CNcursesw
 import GatePassConsole
 
-/// Turns what `get_wch` reports into a `Key`, without a terminal, so every mapping is tested.
+/// Turns one thing `get_wch` reports into a `Key`, without a terminal, so every mapping is
+/// tested. `KeyDecoder` calls it for everything outside escape sequences.
 ///
 /// `get_wch` (curs_get_wch(3X)) returns `KEY_CODE_YES` with a `KEY_*` value when keypad mode
-/// recognised a function key, or `OK` with a wide character otherwise.
+/// recognised a function key (the driver turns keypad mode off, so only `KEY_RESIZE` comes),
+/// or `OK` with a wide character otherwise.
 public enum KeyTranslation {
     /// The key for one `get_wch` result, or nil for codes screens have no use for.
     ///

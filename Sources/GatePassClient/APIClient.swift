@@ -5,9 +5,18 @@ import GatePassCore
 /// Anything that performs HTTP requests: libcurl in production, a fake in unit tests.
 public protocol HTTPTransport: Sendable {
     func perform(_ request: CurlRequest) throws(TransportError) -> CurlResponse
+
+    /// A transport with the same settings whose requests never wait for this one's, for
+    /// work on another thread (the background outbox drain): a request hanging on one must
+    /// not hold a person's request on the other.
+    func separateHandle() -> any HTTPTransport
 }
 
-extension CurlSession: HTTPTransport {}
+extension CurlSession: HTTPTransport {
+    /// A new libcurl handle with the same options: one `CurlSession` serialises its
+    /// transfers under a lock, so two threads sharing one wait for each other.
+    public func separateHandle() -> any HTTPTransport { CurlSession(options: options) }
+}
 
 /// A typed client for every route of api.md.
 ///

@@ -4,14 +4,24 @@ import GatePassCore
 
 /// The client core shared by the console, the kiosk and the scriptable commands: session,
 /// offline cache, outbox and push-token registry over one state folder.
+///
+/// Two HTTP handles: `transport` for what a person waits for (reads, the first try of a
+/// mutation, a drain asked for), and its `separateHandle()` for the background drain and
+/// its reachability probe, so a drain request hanging on a silent server never holds a key
+/// press. (The event stream has a third, its own: `eventConsumer`.)
 public final class ClientCore: Sendable {
     public let store: ClientStore
     public let directory: StateDirectory
     let transport: any HTTPTransport
+    /// The background drain's own handle (`transport.separateHandle()`).
+    let backgroundTransport: any HTTPTransport
     let clock: any Clock
     /// `console` or `kiosk`: how this device registers its push token.
     public let platform: String
+    /// Drains on the caller's thread over `transport`: `gatepass outbox drain`, the More tab.
     public let drainer: OutboxDrainer
+    /// Drains over the background handle: what `OutboxService` runs.
+    public let backgroundDrainer: OutboxDrainer
 
     public convenience init(directory: StateDirectory, transport: any HTTPTransport, clock: any Clock = SystemClock(),
                             platform: String = "console", backoff: Backoff = Backoff()) throws(ClientError) {
@@ -26,9 +36,12 @@ public final class ClientCore: Sendable {
         self.directory = directory
         self.store = store
         self.transport = transport
+        backgroundTransport = transport.separateHandle()
         self.clock = clock
         self.platform = platform
         drainer = OutboxDrainer(store: store, transport: transport, clock: clock, backoff: backoff, directory: directory)
+        backgroundDrainer = OutboxDrainer(store: store, transport: backgroundTransport, clock: clock, backoff: backoff,
+                                          directory: directory)
     }
 
     public func session() throws(ClientError) -> Session? { try store.session() }
@@ -41,6 +54,9 @@ public final class ClientCore: Sendable {
     }
 
     func api(_ server: String) -> APIClient { APIClient(baseURL: server, transport: transport) }
+
+    /// The API over the background handle (the drain's reachability probe).
+    func backgroundAPI(_ server: String) -> APIClient { APIClient(baseURL: server, transport: backgroundTransport) }
 
     // MARK: - Login and logout
 

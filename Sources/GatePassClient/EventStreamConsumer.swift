@@ -171,7 +171,6 @@ public final class EventStreamConsumer: Sendable {
         state.withLock { $0.lastDeliveredID = stored }
         var failures = 0
         var retryHint: TimeInterval = 0
-        var generator = SystemRandomNumberGenerator()
         while !isStopping {
             onStatus(.connecting)
             switch connectOnce(retryHint: &retryHint) {
@@ -182,7 +181,7 @@ public final class EventStreamConsumer: Sendable {
                 return
             case .dropped(let error, let wasLive):
                 failures = wasLive ? 1 : failures + 1
-                let delay = max(retryHint, configuration.backoff.delay(afterAttempts: failures, using: &generator))
+                let delay = max(retryHint, configuration.backoff.delay(afterAttempts: failures))
                 onStatus(.waiting(retryIn: delay, because: error))
                 // A stop() during the wait signals the semaphore; the loop condition then ends it.
                 _ = wakeUp.wait(timeout: .now() + delay)

@@ -139,8 +139,7 @@ public final class OutboxDrainer: Sendable {
             report.pausedForLogin = message
             return false
         case .retryable(let error):
-            var generator = SystemRandomNumberGenerator()
-            let wait = backoff.delay(afterAttempts: entry.attempts + 1, using: &generator)
+            let wait = backoff.delay(afterAttempts: entry.attempts + 1)
             var deferred = entry
             deferred.attempts += 1
             deferred.lastError = error.description

@@ -76,14 +76,15 @@ public final class OutboxService: @unchecked Sendable {
         var probeAttempts = 0
         let probeBackoff = Backoff(base: 1, cap: probeCap)
         while isRunning {
-            let report = core.drainer.drain()
+            // The background handle: a request hanging here never holds the person's requests.
+            let report = core.backgroundDrainer.drain()
             if report.offline {
                 onReport(report, false)
                 // Probe until the server answers, then drain at once.
                 while isRunning {
                     probeAttempts += 1
                     guard sleep(probeBackoff.ceiling(afterAttempts: probeAttempts)) else { return }
-                    if let session = try? core.session(), core.api(session.server).isHealthy() {
+                    if let session = try? core.session(), core.backgroundAPI(session.server).isHealthy() {
                         probeAttempts = 0
                         onReport(DrainReport(), true)
                         break

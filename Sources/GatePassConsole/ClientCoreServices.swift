@@ -212,6 +212,8 @@ final class RetryAfterRecorder: HTTPTransport {
 
     init(base: any HTTPTransport) { self.base = base }
 
+    func separateHandle() -> any HTTPTransport { RetryAfterRecorder(base: base.separateHandle()) }
+
     var lastRetryAfter: Int? { retryAfter.withLock { $0 } }
     func reset() { retryAfter.withLock { $0 = nil } }
 

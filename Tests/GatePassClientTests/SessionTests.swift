@@ -121,10 +121,25 @@ import Testing
         #expect(backoff.ceiling(afterAttempts: 9) == 256)
         #expect(backoff.ceiling(afterAttempts: 10) == 300)
         #expect(backoff.ceiling(afterAttempts: 1000) == 300)
-        var generator = SystemRandomNumberGenerator()
-        let delays = (0..<500).map { _ in backoff.delay(afterAttempts: 4, using: &generator) }
+        let delays = (0..<500).map { _ in backoff.delay(afterAttempts: 4) }
         #expect(delays.allSatisfy { $0 >= 0 && $0 <= 8 })
         #expect(Set(delays.map { Int($0) }).count > 4) // spread over the range, not a fixed wait
+    }
+
+    /// The jitter is a value a test injects: its fraction of the ceiling is the wait, and a
+    /// source that answers outside [0, 1] (or NaN) cannot make a negative or longer wait.
+    @Test func backoffJitterIsAnInjectedFractionOfTheCeiling() {
+        let backoff = Backoff(base: 1, cap: 300)
+        #expect(backoff.delay(afterAttempts: 4, jitter: JitterSource { 0 }) == 0)
+        #expect(backoff.delay(afterAttempts: 4, jitter: JitterSource { 0.5 }) == 4)
+        #expect(backoff.delay(afterAttempts: 4, jitter: JitterSource { 1 }) == 8)
+        #expect(backoff.delay(afterAttempts: 20, jitter: JitterSource { 1 }) == 300)
+        #expect(backoff.delay(afterAttempts: 4, jitter: JitterSource { -3 }) == 0)
+        #expect(backoff.delay(afterAttempts: 4, jitter: JitterSource { 7 }) == 8)
+        #expect(backoff.delay(afterAttempts: 4, jitter: JitterSource { .nan }) == 0)
+        let fractions = (0..<200).map { _ in JitterSource.system.fraction() }
+        #expect(fractions.allSatisfy { (0...1).contains($0) })
+        #expect(Set(fractions).count > 190, "the system source is not a constant")
     }
 
     @Test func backgroundServiceDrainsWhenTheServerComesBack() throws {

@@ -74,8 +74,9 @@ import Testing
 
     /// Starts a real server with the demo data and `gatepass console ARGUMENTS` in tmux
     /// (110×32); `prepare` gets the folder and the demo's short ids before the console starts
-    /// and answers the extra arguments (such as `--image FILE`).
-    func withConsole(_ prepare: (String, [String: String]) throws -> [String] = { _, _ in [] },
+    /// and answers the extra arguments (such as `--image FILE`); `environment` is put before
+    /// the command (such as `TERM=xterm-256color`).
+    func withConsole(environment: String = "", _ prepare: (String, [String: String]) throws -> [String] = { _, _ in [] },
                      _ body: (Run) throws -> Void) throws {
         let binary = ServeProcessTests.executable
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the gatepass executable first")
@@ -96,7 +97,7 @@ import Testing
         let tmux = Tmux()
         defer { tmux.kill() }
         let console = ([binary.path, "console", "--server", "http://127.0.0.1:\(server.port)"] + extra).map(quoted).joined(separator: " ")
-        let command = "GATEPASS_STATE_DIR=\(quoted(directory + "/state")) HOME=\(quoted(directory)) \(console); echo EXIT=$? > \(quoted(directory + "/exit")); sleep 60"
+        let command = "\(environment) GATEPASS_STATE_DIR=\(quoted(directory + "/state")) HOME=\(quoted(directory)) \(console); echo EXIT=$? > \(quoted(directory + "/exit")); sleep 60"
         try tmux.run(["new-session", "-d", "-s", "console", "-x", "110", "-y", "32", command])
         try body(Run(tmux: tmux, server: server, directory: directory, shortIds: shortIds))
     }

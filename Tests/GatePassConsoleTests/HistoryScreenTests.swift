@@ -702,6 +702,7 @@ import Testing
     struct RoutedTransport: HTTPTransport {
         let answer: @Sendable (CurlRequest) throws(TransportError) -> CurlResponse
         func perform(_ request: CurlRequest) throws(TransportError) -> CurlResponse { try answer(request) }
+        func separateHandle() -> any HTTPTransport { self }
     }
 
     static let owner = Profile(id: "u1", email: "ana@example.com", name: "Ana Pop", role: .owner, organizationId: "org-1",

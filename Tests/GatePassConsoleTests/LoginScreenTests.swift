@@ -273,6 +273,7 @@ import Testing
             if unreachable { throw .cannotConnect(url: request.url, detail: "connection refused") }
             return CurlResponse(status: status, headers: headers, body: Array(body.utf8))
         }
+        func separateHandle() -> any HTTPTransport { self }
     }
 
     func withCoreServices(_ transport: ScriptedTransport, defaultServer: String? = "http://env.test",
