@@ -30,7 +30,10 @@ final class CSVExportStream: HTTPStreamBody, @unchecked Sendable {
     private var cursor: ListCursor?
     private var rowsWritten = 0
     private var exhausted = false
-    private(set) var pagesRead = 0
+    private var pages = 0
+
+    /// How many pages have been read from the store so far (the first one included).
+    var pagesRead: Int { lock.withLock { pages } }
 
     /// - Parameters:
     ///   - firstPage: rows already read by the handler (so that a bad filter or a broken
@@ -44,7 +47,7 @@ final class CSVExportStream: HTTPStreamBody, @unchecked Sendable {
         self.pageSize = pageSize
         self.onError = onError
         pending = Array(ScanHistoryCSV.header.utf8)
-        pagesRead = 1
+        pages = 1
         append(firstPage)
     }
 
@@ -71,7 +74,7 @@ final class CSVExportStream: HTTPStreamBody, @unchecked Sendable {
             offset = 0
             do {
                 let rows = try readPage(cursor, min(pageSize, rowLimit - rowsWritten))
-                pagesRead += 1
+                pages += 1
                 append(rows)
             } catch {
                 exhausted = true
