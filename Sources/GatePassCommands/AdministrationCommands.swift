@@ -47,7 +47,7 @@ enum AdministrationCommands {
         do {
             let user = try Administration.addUser(store: store, email: email, name: name, role: role,
                                                   organization: organization, canScan: canScan, now: Date())
-            terminal.out("added \(user.email) (\(user.role.rawValue)\(user.principalKind.mayScan ? ", can scan" : "")) to \(organization); id \(user.id)")
+            terminal.out(visible: "added \(user.email) (\(user.role.rawValue)\(user.principalKind.mayScan ? ", can scan" : "")) to \(organization); id \(user.id)")
             return 0
         } catch let failure as Administration.Failure {
             throw CommandFailure(failure.message)
@@ -72,7 +72,7 @@ enum AdministrationCommands {
         defer { store.close() }
         do {
             let checkpoint = try Administration.addCheckpoint(store: store, organization: organization, name: name, now: Date())
-            terminal.out("added checkpoint \(checkpoint.name) to \(organization); id \(checkpoint.id)")
+            terminal.out(visible: "added checkpoint \(checkpoint.name) to \(organization); id \(checkpoint.id)")
             return 0
         } catch let failure as Administration.Failure {
             throw CommandFailure(failure.message)

@@ -196,7 +196,7 @@ enum ClientCommands {
             otp = otpOption
         } else {
             try core.sendCode(server: server, email: email)
-            context.terminal.err("a one-time code was sent to \(email)")
+            context.terminal.err(visible: "a one-time code was sent to \(email)")
             guard let typed = context.terminal.readLine(prompt: "code: ")?.trimmingCharacters(in: .whitespaces), !typed.isEmpty else {
                 throw CommandFailure("no code was entered")
             }
@@ -208,12 +208,12 @@ enum ClientCommands {
         } else {
             var line = "logged in as \(outcome.session.user.name) <\(outcome.session.user.email)>, \(outcome.session.user.role.rawValue), on \(outcome.session.server)"
             if let scanner = outcome.session.scanner { line += "; scanning at \(scanner.checkpoint.name)" }
-            context.terminal.out(line)
+            context.terminal.out(visible: line)
         }
         if outcome.purgedEntries > 0 {
             context.terminal.err("deleted \(outcome.purgedEntries) queued entries of the previous user")
         }
-        if let problem = outcome.deviceProblem { context.terminal.err("warning: push token not registered: \(problem)") }
+        if let problem = outcome.deviceProblem { context.terminal.err(visible: "warning: push token not registered: \(problem)") }
         return 0
     }
 
@@ -221,7 +221,7 @@ enum ClientCommands {
         try reader.finish()
         let core = try context.core()
         let problems = try core.logout()
-        for problem in problems { context.terminal.err("warning: \(problem)") }
+        for problem in problems { context.terminal.err(visible: "warning: \(problem)") }
         context.terminal.out("logged out")
         return 0
     }
@@ -247,12 +247,13 @@ enum ClientCommands {
         if asJSON {
             context.terminal.out(json(answer))
         } else {
+            let shown = TerminalText.visible
             context.terminal.out("""
-                \(answer.user.name) <\(answer.user.email)>
+                \(shown(answer.user.name)) <\(shown(answer.user.email))>
                 role: \(answer.user.role.rawValue)\(answer.user.principalKind.mayScan ? " (may scan)" : "")
-                server: \(answer.server)
-                checkpoint: \(answer.checkpoint?.name ?? "-")
-                device token: \(answer.deviceToken)
+                server: \(shown(answer.server))
+                checkpoint: \(shown(answer.checkpoint?.name ?? "-"))
+                device token: \(shown(answer.deviceToken))
                 queued entries: \(answer.queued)
                 """)
         }
@@ -269,7 +270,7 @@ enum ClientCommands {
         if visitor.status == .awaitingApproval, let requested = visitor.approvalRequestedAt {
             parts.append("waiting \(age(requested, now: now))")
         }
-        return parts.joined(separator: "  ") + "  id \(visitor.id)"
+        return TerminalText.visible(parts.joined(separator: "  ") + "  id \(visitor.id)")
     }
 
     static func approvals(_ reader: inout ArgumentReader, _ context: Context) throws -> Int32 {
@@ -286,7 +287,7 @@ enum ClientCommands {
         if asJSON {
             context.terminal.out(json(page))
         } else if page.items.isEmpty {
-            context.terminal.out(whenEmpty)
+            context.terminal.out(visible: whenEmpty)
         } else {
             for visitor in page.items { context.terminal.out(visitorLine(visitor, now: context.clock.now())) }
         }
@@ -346,7 +347,7 @@ enum ClientCommands {
             context.terminal.out("no scans")
         } else {
             for scan in read.value.items {
-                context.terminal.out("\(scan.scannedAt)  \(scan.result.rawValue)  \(scan.shortId ?? "-")  \(scan.offline ? "offline " : "")raw \(scan.raw)")
+                context.terminal.out(visible: "\(scan.scannedAt)  \(scan.result.rawValue)  \(scan.shortId ?? "-")  \(scan.offline ? "offline " : "")raw \(scan.raw)")
             }
         }
         return 0
@@ -363,14 +364,14 @@ enum ClientCommands {
                 context.terminal.out(String(decoding: response.body, as: UTF8.self))
             } else {
                 let value = try APIClient.decode(T.self, from: response.body)
-                context.terminal.out(describe(value))
+                context.terminal.out(visible: describe(value))
             }
             return 0
         case .queued(let entry, let reason):
             if asJSON {
                 context.terminal.out(json(["queued": "true", "entry": String(entry.id), "reason": reason.description]))
             } else {
-                context.terminal.out("queued as outbox entry \(entry.id): \(reason); it will be sent when the server is back (gatepass outbox drain)")
+                context.terminal.out(visible: "queued as outbox entry \(entry.id): \(reason); it will be sent when the server is back (gatepass outbox drain)")
             }
             return 0
         case .refused(_, let code, let message):
@@ -445,7 +446,7 @@ enum ClientCommands {
             } else if !online {
                 terminal.out("the server is unreachable; \(report.remaining) entries wait, probing /api/healthz")
             } else if let reason = report.pausedForLogin {
-                terminal.out("paused: the server refused the session (\(reason)); log in again")
+                terminal.out(visible: "paused: the server refused the session (\(reason)); log in again")
             } else {
                 terminal.out("sent \(report.applied.count), dead-lettered \(report.deadLettered.count), \(report.remaining) left")
             }
@@ -520,7 +521,7 @@ enum ClientCommands {
             if entries.isEmpty { context.terminal.out("the outbox is empty"); return 0 }
             for entry in entries {
                 let due = entry.nextAttemptAt > now ? "next try in \(age(now, now: entry.nextAttemptAt))" : "due now"
-                context.terminal.out("\(entry.id)  \(entry.kind)  \(entry.method) \(entry.url)  attempts \(entry.attempts)  \(due)\(entry.lastError.map { "  last error: \($0)" } ?? "")")
+                context.terminal.out(visible: "\(entry.id)  \(entry.kind)  \(entry.method) \(entry.url)  attempts \(entry.attempts)  \(due)\(entry.lastError.map { "  last error: \($0)" } ?? "")")
             }
             return 0
         case "dead":
@@ -533,7 +534,7 @@ enum ClientCommands {
             }
             if dead.isEmpty { context.terminal.out("no dead letters"); return 0 }
             for letter in dead {
-                context.terminal.out("\(letter.entry.id)  \(letter.entry.kind)  \(letter.entry.method) \(letter.entry.url)  \(letter.status) \(letter.errorCode): \(letter.errorMessage)")
+                context.terminal.out(visible: "\(letter.entry.id)  \(letter.entry.kind)  \(letter.entry.method) \(letter.entry.url)  \(letter.status) \(letter.errorCode): \(letter.errorMessage)")
             }
             return 0
         case "drain":
@@ -574,7 +575,10 @@ enum ClientCommands {
 }
 
 extension Terminal {
+    /// With an empty terminator, prints `text` exactly when it ends with a line feed (`out`
+    /// adds one). Checked on scalars: a CSV's last "\r\n" is one Character, which
+    /// `hasSuffix("\n")` does not match, and the export then gained a stray line feed.
     func out(_ text: String, terminator: String) {
-        if terminator.isEmpty, text.hasSuffix("\n") { out(String(text.dropLast())) } else { out(text) }
+        if terminator.isEmpty, text.unicodeScalars.last == "\n" { out(String(text.unicodeScalars.dropLast())) } else { out(text) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 
 /// A usage mistake: printed with a pointer to --help, exit status 2.
 public struct UsageError: Error, Sendable, CustomStringConvertible {
@@ -20,6 +21,15 @@ public protocol Terminal: Sendable {
     func err(_ text: String)
     /// Shows `prompt` and reads one line of input; nil at end of input.
     func readLine(prompt: String) -> String?
+}
+
+extension Terminal {
+    /// A line for a person that quotes text from outside — a name, a note, a scanned code,
+    /// a server's message, an argument: its controls, escape sequences, bidi overrides and
+    /// invisible characters are spelled out (`TerminalText.visible`), never obeyed. Data
+    /// meant for programs (`--json`, `--csv`) goes through `out(_:)` unchanged.
+    func out(visible text: String) { out(TerminalText.visible(text)) }
+    func err(visible text: String) { err(TerminalText.visible(text)) }
 }
 
 public struct StandardStreams: Terminal {

@@ -32,7 +32,7 @@ enum EventsCommand {
                     case .connecting: break
                     case .connected: terminal.err("live")
                     case .waiting(let retryIn, let error):
-                        terminal.err("offline (\(ClientCommands.sentence(for: error))); retrying in \(Int(retryIn.rounded(.up))) s")
+                        terminal.err(visible: "offline (\(ClientCommands.sentence(for: error))); retrying in \(Int(retryIn.rounded(.up))) s")
                     case .stopped(let reason):
                         if let reason {
                             endedBySession.withLock { $0 = reason }
@@ -40,7 +40,7 @@ enum EventsCommand {
                         }
                     }
                 },
-                onEvent: { event in terminal.out(asJSON ? json(event) : line(event)) })
+                onEvent: { event in asJSON ? terminal.out(json(event)) : terminal.out(visible: line(event)) })
         } catch let error as ClientError {
             throw CommandFailure(ClientCommands.sentence(for: error))
         }

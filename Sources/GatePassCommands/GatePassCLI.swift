@@ -73,13 +73,13 @@ public enum GatePassCLI {
                 throw UsageError("unknown subcommand \(name)")
             }
         } catch let error as UsageError {
-            terminal.err("error: \(error.message)\nRun 'gatepass --help' or 'gatepass <subcommand> --help' for usage.")
+            terminal.err("error: \(TerminalText.visible(error.message))\nRun 'gatepass --help' or 'gatepass <subcommand> --help' for usage.")
             return 2
         } catch let error as CommandFailure {
-            terminal.err("error: \(error.message)")
+            terminal.err(visible: "error: \(error.message)")
             return 1
         } catch {
-            terminal.err("error: \(error)")
+            terminal.err(visible: "error: \(error)")
             return 1
         }
     }

@@ -43,7 +43,7 @@ enum KioskCommand {
             core = try context.core(platform: "kiosk")
             let session = try core.session(on: server)
             _ = try core.ensureScannerToken(now: clock.now())
-            terminal.err("kiosk of \(session.user.email) on \(session.server)")
+            terminal.err(visible: "kiosk of \(session.user.email) on \(session.server)")
         } catch let error as ClientError {
             throw CommandFailure(ClientCommands.sentence(for: error))
         }

@@ -219,7 +219,9 @@ public final class KioskRunner: @unchecked Sendable {
         terminal.out("\(bell)\(color)  \(decision.line)  \u{1B}[0m")
     }
 
+    /// Messages quote the server and the session: shown visibly, on the terminal and in systemd's status.
     private func log(_ text: String) {
+        let text = TerminalText.visible(text)
         terminal.err(text)
         notifier.status(text)
     }

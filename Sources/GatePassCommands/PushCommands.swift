@@ -71,7 +71,7 @@ enum PushCommands {
             for outcome in outcomes {
                 let who = [outcome.email, outcome.platform].compactMap { $0 }.joined(separator: ", ")
                 let detail = outcome.detail.map { " (\($0))" } ?? ""
-                terminal.out("\(outcome.token)\(who.isEmpty ? "" : "  [\(who)]")  \(outcome.status.rawValue)\(detail)")
+                terminal.out(visible: "\(outcome.token)\(who.isEmpty ? "" : "  [\(who)]")  \(outcome.status.rawValue)\(detail)")
             }
         }
         // A test that could not even be sent is a failure; an unconnected device is an answer.
@@ -109,7 +109,7 @@ enum PushCommands {
         } else {
             for row in rows {
                 let finished = row.finishedAt.map { "  \(row.status) at \($0)" } ?? ""
-                terminal.out("\(row.createdAt)  event \(row.eventId)  \(row.kind)  \(row.status)\(finished)")
+                terminal.out(visible: "\(row.createdAt)  event \(row.eventId)  \(row.kind)  \(row.status)\(finished)")
             }
         }
         return 0

@@ -104,13 +104,13 @@ enum ScanCommand {
                             terminal.out(CanonicalJSON.string(Line(text: text, format: QRDecoder.format, frame: frame.index,
                                                                    ms: milliseconds)))
                         } else {
-                            terminal.out(text)
+                            terminal.out(visible: text)
                         }
                     }
                 }
                 guard more else { break }
             } catch let error as ScannerError {
-                terminal.err("error: \(error)")
+                terminal.err(visible: "error: \(error)")
                 failed = true
                 if endsScan(error, input: input) { break }
             }

@@ -313,22 +313,14 @@ public final class ApprovalsScreen: ConsoleScreen {
 // MARK: - Formatting shared by the screens
 
 enum ConsoleFormat {
-    /// `text` on one line within `width` columns: control characters (newlines, escapes)
-    /// become spaces and a cut is marked with "…". Never longer than `width`.
+    /// `text` on one line within `width` columns: controls, escapes, bidi overrides and
+    /// invisible characters spelled out (`TerminalText.visible`, as `Canvas.put` would), and
+    /// a cut marked with "…". Never longer than `width`.
     static func fit(_ text: String, width: Int) -> String {
         guard width > 0 else { return "" }
-        var result = ""
-        var count = 0
-        for character in text {
-            if count == width {
-                result.removeLast()
-                result.append("…")
-                return result
-            }
-            result.append(TextInput.isPrintable(character) ? character : " ")
-            count += 1
-        }
-        return result
+        let visible = TerminalText.visible(text)
+        guard visible.count > width else { return visible }
+        return String(visible.prefix(width - 1)) + "…"
     }
 
     /// A waiting time as the list shows it: "<1 min", "3 min", "2 h", "1 d".

@@ -1,3 +1,5 @@
+import GatePassCore
+
 /// What a screen draws on: a grid of cells, free of curses, so every screen's output is
 /// checked by tests as text. The curses driver paints a canvas; nothing else touches the terminal.
 public struct Canvas: Sendable, Equatable {
@@ -43,19 +45,21 @@ public struct Canvas: Sendable, Equatable {
         set { cells[y * width + x] = newValue }
     }
 
-    /// Writes `text` from (x, y), clipped at `maxWidth` (default: the canvas edge); control
-    /// characters become spaces. Returns the column after the last character written.
+    /// Writes `text` from (x, y), clipped at `maxWidth` (default: the canvas edge). Returns
+    /// the column after the last character written.
+    ///
+    /// Every screen's text passes here, and much of it came from outside (names, notes,
+    /// scanned codes, server messages): controls, escape sequences, bidi overrides and
+    /// invisible characters are spelled out (`TerminalText.visible`), so they take cells of
+    /// their own and the terminal never acts on them.
     @discardableResult
     public mutating func put(_ text: String, x: Int, y: Int, style: Style = .plain, maxWidth: Int? = nil) -> Int {
         guard y >= 0, y < height else { return x }
         let limit = min(width, x + (maxWidth ?? width))
         var column = x
-        for character in text {
+        for character in TerminalText.visible(text) {
             guard column < limit else { break }
-            if column >= 0 {
-                let visible: Character = character.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F } ? character : " "
-                self[column, y] = Cell(visible, style)
-            }
+            if column >= 0 { self[column, y] = Cell(character, style) }
             column += 1
         }
         return column

@@ -72,9 +72,12 @@ public struct GateDecision: Sendable, Equatable, Codable {
         GateDecision(outcome: .queuedOffline, code: code, reason: "the server is unreachable; the check-in will be sent when it is back")
     }
 
-    /// The one line the gate prints: outcome first, in capitals, then who and why.
+    /// The one line the gate prints: outcome first, in capitals, then who and why. The code,
+    /// name and reason (which may hold an approver's note) came from outside: their controls
+    /// and invisible characters are spelled out, so no scanned text can redraw the line.
     public var line: String {
-        let who = visitorName.map { name in shortId.map { "\(name) (\($0))" } ?? name } ?? code
+        let who = TerminalText.visible(visitorName.map { name in shortId.map { "\(name) (\($0))" } ?? name } ?? code)
+        let reason = TerminalText.visible(reason)
         switch outcome {
         case .admitted: return "ADMITTED  \(who) — \(reason)"
         case .denied: return "DENIED  \(who) — \(reason)"

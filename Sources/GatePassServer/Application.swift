@@ -36,6 +36,7 @@ public final class GatePassApplication: HTTPResponder {
         self.configuration = configuration
         self.store = store
         self.clock = clock
+        let logSink = VisibleLineLog(logSink)
         self.logSink = logSink
         self.devMode = devMode
         signer = TokenSigner(secret: secret)
@@ -95,9 +96,10 @@ public final class GatePassApplication: HTTPResponder {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.recordRequest(route: routeName, status: response.status, seconds: seconds)
         // The route pattern is logged, never the raw path or query: they may carry emails,
-        // and no token, OTP or body is ever written.
+        // and no token, OTP or body is ever written. The method is the client's own text
+        // (an unmatched route's may be anything): shown visibly and cut short.
         let tenths = Int((seconds * 10_000).rounded())
-        logSink.log("\(request.method) \(routeName) \(response.status) \(tenths / 10).\(tenths % 10)ms")
+        logSink.log("\(VisibleLineLog.field(request.method)) \(routeName) \(response.status) \(tenths / 10).\(tenths % 10)ms")
         return response
     }
 
@@ -117,7 +119,7 @@ public final class GatePassApplication: HTTPResponder {
         let parameters: [String: String]
         switch match {
         case .notFound:
-            throw APIError(code: .notFound, message: "no route \(request.method) for this path")
+            throw APIError(code: .notFound, message: "no route \(request.method.prefix(32)) for this path")
         case .methodNotAllowed(let allowed):
             throw APIError(code: .methodNotAllowed, message: "this path answers \(allowed.joined(separator: ", ")) only",
                            headers: ["Allow": allowed.joined(separator: ", ")])

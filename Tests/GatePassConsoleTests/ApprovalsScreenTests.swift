@@ -227,7 +227,7 @@ import Testing
             #expect(canvas.line(3).hasPrefix("No Company") && canvas.line(3).hasSuffix("2 min"))
             let evil = canvas.line(4)
             // 60 columns: name 20, company 15, host 17, waiting 8.
-            #expect(evil == pad("Evil [2J Name ", 20) + pad(String(repeating: "C", count: 13) + "…", 15) + pad("Ion", 17) + "   5 min")
+            #expect(evil == pad("Evil\\x1b[2J\\nName\\…", 20) + pad(String(repeating: "C", count: 13) + "…", 15) + pad("Ion", 17) + "   5 min")
             #expect(!canvas.text.contains("\u{1B}") && canvas.text.split(separator: "\n", omittingEmptySubsequences: false).count == 8)
         }
     }

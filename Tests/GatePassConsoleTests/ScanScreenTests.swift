@@ -272,6 +272,25 @@ import Testing
         }
     }
 
+    /// No scanned text may make a DENIED decision look like ADMITTED: its carriage return,
+    /// erase-line sequence and right-to-left override are drawn as visible text.
+    @Test func aHostileCodeIsDrawnVisiblyAndCannotDisguiseTheDenial() {
+        withScreen { screen, _, _ in
+            let hostile = "x\r\u{1B}[2KADMITTED  Ana\u{202E}DEINED\u{2066}"
+            #expect(screen.scanned(hostile) == .alert)
+            #expect(screen.lastDecision?.outcome == .denied)
+            let canvas = Fixtures.render(screen, width: 100, height: 24)
+            let text = lines(canvas)
+            #expect(text[2].hasPrefix("  DENIED · "))
+            #expect((0..<5).allSatisfy { text[3 + $0] == blockRow("DENIED", $0) })
+            let spelled = "x\\r\\x1b[2KADMITTED  Ana<U+202E>DEINED<U+2066>"
+            #expect(text.contains { $0.contains(spelled) }, "\(text.joined(separator: "\n"))")
+            // "ADMITTED" appears only inside the spelled-out code, never as a decision.
+            #expect(text.filter { $0.contains("ADMITTED") }.allSatisfy { $0.contains("\\x1b[2KADMITTED") })
+            #expect(!canvas.cells.contains { $0.character.unicodeScalars.contains(where: TerminalText.needsSpelling) })
+        }
+    }
+
     @Test func theDriverSetsTheSourceLine() {
         withScreen { screen, _, _ in
             #expect(screen.sourceState("Camera /dev/video0: streaming") == .redraw)

@@ -230,12 +230,13 @@ import Testing
                               validity: ValidityWindow(from: Fixtures.now, until: Fixtures.now), createdAt: Fixtures.now)
         withScreen(hostile, context: nil) { screen, _, _ in
             let canvas = Fixtures.render(screen, width: 40, height: 20)
-            #expect(canvas.line(0) == " [31mRed Name — awaiting approval")
+            // Escapes and line breaks are spelled out (issue 9), never obeyed, never a second line.
+            #expect(canvas.line(0) == "\\x1b[31mRed\\nName — awaiting approval")
             let company = (0..<20).map(canvas.line).first { $0.hasPrefix("Company") }
             #expect(company == "Company      " + String(repeating: "C", count: 26) + "…")
             #expect(!canvas.text.contains("Email") && !canvas.text.contains("Purpose"), "empty fields are left out")
             _ = screen.handle(.character("a"))
-            #expect(Fixtures.render(screen, width: 40, height: 20).line(18).hasPrefix("Approve  [31mRed Name? Note"))
+            #expect(Fixtures.render(screen, width: 40, height: 20).line(18).hasPrefix("Approve \\x1b[31mRed\\nName? No"))
         }
         let nameless = Fixtures.visitor(2, name: "")
         withScreen(nameless) { screen, _, _ in

@@ -80,7 +80,10 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
             struct Detail: Encodable { var code: String; var message: String }
             var error: Detail
         }
-        var response = JSONBody.response(status: status, Body(error: .init(code: code.rawValue, message: message)))
+        // A message may quote what the client sent (a method, a name): clients print it, so
+        // its controls and invisible characters are spelled out here, once for every error.
+        var response = JSONBody.response(status: status,
+                                         Body(error: .init(code: code.rawValue, message: TerminalText.visible(message))))
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { response.headers.append((name, value)) }
         return response
     }

@@ -77,6 +77,28 @@ public protocol LogSink: Sendable {
     func log(_ line: String)
 }
 
+/// What the application logs through: every line is made one visible line before any sink
+/// sees it (`TerminalText.visible`), whatever it quotes — a request's method, an error that
+/// names a value, a program's name — so no request can forge a log line, erase one (CR,
+/// ESC[2K) or hide text in it (bidi overrides, zero-width characters).
+struct VisibleLineLog: LogSink {
+    let sink: any LogSink
+
+    init(_ sink: any LogSink) {
+        // Wrapping twice changes nothing but costs a scan of every line.
+        self.sink = (sink as? VisibleLineLog)?.sink ?? sink
+    }
+
+    func log(_ line: String) { sink.log(TerminalText.visible(line)) }
+
+    /// A field from a request (its method, say): visible, and cut to `maxLength` characters
+    /// so one request cannot make a line of megabytes.
+    static func field(_ text: String, maxLength: Int = 32) -> String {
+        let visible = TerminalText.visible(text)
+        return visible.count <= maxLength ? visible : visible.prefix(maxLength) + "…"
+    }
+}
+
 /// Writes each line to standard error in one write, so lines from threads never interleave.
 public struct StandardErrorLog: LogSink {
     public init() {}

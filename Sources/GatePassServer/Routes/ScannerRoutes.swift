@@ -256,52 +256,40 @@ extension GatePassApplication {
 
     // MARK: - Scan history
 
-    private func scanQuery(_ call: Call, limit: Int?, cursor: ListCursor?) throws -> (String, [any SQLBindable]) {
+    private func scanFilter(_ call: Call) throws -> ScanHistoryFilter {
         let query = call.request.query
-        let from = try Field.time(query, "from")
-        let to = try Field.time(query, "to")
-        let result = try Field.scanResult(query["result"])
-        var sql = "SELECT \(Scan.columns) FROM scans WHERE 1 = 1"
-        var arguments: [any SQLBindable] = []
-        if let organization = readScope(call) { sql += " AND organization_id = ?"; arguments.append(organization) }
-        if let checkpoint = query["checkpointId"] { sql += " AND checkpoint_id = ?"; arguments.append(checkpoint) }
-        if let from { sql += " AND scanned_at >= ?"; arguments.append(from.milliseconds) }
-        if let to { sql += " AND scanned_at <= ?"; arguments.append(to.milliseconds) }
-        if let result { sql += " AND result = ?"; arguments.append(result.rawValue) }
-        if let cursor {
-            sql += " AND (scanned_at < ? OR (scanned_at = ? AND seq < ?))"
-            arguments += [cursor.time, cursor.time, cursor.seq]
-        }
-        sql += " ORDER BY scanned_at DESC, seq DESC"
-        if let limit { sql += " LIMIT ?"; arguments.append(limit + 1) }
-        return (sql, arguments)
+        return ScanHistoryFilter(organizationId: readScope(call), checkpointId: query["checkpointId"],
+                                 from: try Field.time(query, "from"), to: try Field.time(query, "to"),
+                                 result: try Field.scanResult(query["result"]))
     }
 
     func scanHistory(_ call: Call, _ db: Connection) throws -> HTTPResponse {
         let limit = try Field.limit(call.request.query)
-        let (sql, arguments) = try scanQuery(call, limit: limit, cursor: try Field.cursor(call.request.query))
-        let rows = try db.query(sql, arguments, Scan.read)
+        let rows = try ScanRecords.page(try scanFilter(call), after: try Field.cursor(call.request.query), limit: limit + 1, db)
         let items = Array(rows.prefix(limit))
-        let next = rows.count > limit ? items.last.map { ListCursor(time: $0.scan.scannedAt.date.milliseconds, seq: $0.seq).token } : nil
+        let next = rows.count > limit ? items.last.map { ScanRecords.cursor(after: $0).token } : nil
         return JSONBody.response(Page(items: items.map(\.scan), nextCursor: next))
     }
 
     /// The most rows one export holds; narrow with from/to for more.
     static let csvRowLimit = 100_000
 
+    /// The export streams: the first page is read here (a bad filter or a failing database
+    /// is still an error answer), the rest as the client takes the bytes.
     func scanHistoryCSV(_ call: Call, _ db: Connection) throws -> HTTPResponse {
-        let (sql, arguments) = try scanQuery(call, limit: Self.csvRowLimit - 1, cursor: nil)
-        let rows = try db.query(sql, arguments, Scan.read)
-        var csv = "id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline\r\n"
-        for (scan, _) in rows {
-            let fields = [scan.id, scan.shortId ?? "", scan.raw, scan.result.rawValue, scan.visitorId ?? "",
-                          scan.checkpointId, scan.scannedBy, scan.scannedAt.description, scan.receivedAt.description,
-                          scan.offline ? "true" : "false"]
-            csv += fields.map(CSV.field).joined(separator: ",") + "\r\n"
-        }
+        let filter = try scanFilter(call)
+        let pageSize = min(CSVExportStream.pageSize, Self.csvRowLimit)
+        let first = try ScanRecords.page(filter, after: nil, limit: pageSize, db)
+        let stream = CSVExportStream(firstPage: first, rowLimit: Self.csvRowLimit, pageSize: pageSize,
+                                     readPage: { [store] cursor, limit in
+                                         try store.read { db in try ScanRecords.page(filter, after: cursor, limit: limit, db) }
+                                     },
+                                     onError: { [logSink] error in
+                                         logSink.log("the CSV export ended early: \(error)")
+                                     })
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/csv; charset=utf-8"),
                                                    ("Content-Disposition", "attachment; filename=\"scan-history.csv\"")],
-                            body: Array(csv.utf8))
+                            stream: stream)
     }
 
     // MARK: - Checkpoints and health
@@ -327,19 +315,6 @@ extension GatePassApplication {
     func healthz(_ db: Connection) throws -> HTTPResponse {
         guard (try? db.scalarInt("SELECT 1")) == 1 else { throw APIError.internal("the database does not answer") }
         return JSONBody.response(["status": "ok"])
-    }
-}
-
-/// CSV cells per RFC 4180, with formula-looking cells defused for spreadsheet safety.
-enum CSV {
-    static func field(_ value: String) -> String {
-        var cell = value
-        // A cell starting with = + - @ (or a tab/CR) would run as a formula in a spreadsheet.
-        if let first = cell.first, "=+-@\t\r".contains(first) { cell = "'" + cell }
-        if cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-            cell = "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        }
-        return cell
     }
 }
 

@@ -4,6 +4,9 @@ import GatePassCore
 /// Field rules shared by every route: trimmed text with a length limit and no control
 /// characters, emails, phones, list parameters. Each failure names its field.
 enum Field {
+    /// Every character limit is also a byte limit of this many UTF-8 bytes per character.
+    static let bytesPerCharacter = 4
+
     static func text(_ value: String?, _ name: String, maxLength: Int = 200, required: Bool = false) throws(APIError) -> String? {
         let trimmed = value?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         if trimmed.isEmpty {
@@ -11,6 +14,12 @@ enum Field {
             return nil
         }
         guard trimmed.count <= maxLength else { throw .badRequest("\(name) must be at most \(maxLength) characters") }
+        // Characters are grapheme clusters: one can hold any number of combining marks. Four
+        // bytes per character is room for any script (李 is 3), never for a stack of marks.
+        let maxBytes = maxLength * Self.bytesPerCharacter
+        guard trimmed.utf8.count <= maxBytes else {
+            throw .badRequest("\(name) must be at most \(maxBytes) bytes of UTF-8 (\(maxLength) characters of up to 4 bytes)")
+        }
         guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .badRequest("\(name) must not contain control characters")
         }
@@ -25,7 +34,8 @@ enum Field {
         guard let email = try text(value, name, maxLength: 254, required: required) else { return nil }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
-              !parts[1].hasSuffix("."), !email.contains(where: { $0.isWhitespace }), parts[0].count <= 64
+              !parts[1].hasSuffix("."), !email.contains(where: { $0.isWhitespace }), parts[0].count <= 64,
+              parts[0].utf8.count <= 64 * bytesPerCharacter
         else { throw .badRequest("\(name) must be an email address like ana@example.com") }
         return email.lowercased()
     }

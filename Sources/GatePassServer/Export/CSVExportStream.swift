@@ -1,0 +1,101 @@
+import Foundation
+import GatePassCore
+import HTTPServer
+import SQLiteStore
+
+/// The body of `GET /api/admin/scan-history.csv`: rows are read from the store one page at
+/// a time, when libmicrohttpd asks for more bytes (that is, as the socket drains), so an
+/// export of 100,000 scans holds one page in memory, never the whole file, and no reader
+/// connection is held between pages.
+///
+/// Each page is its own read transaction: a scan committed during a long export may appear
+/// in it if it sorts after the rows already sent (the keyset cursor never repeats or skips
+/// a row that was there when the export started).
+final class CSVExportStream: HTTPStreamBody, @unchecked Sendable {
+    /// Reads one page after a cursor; the production one asks the store.
+    typealias PageReader = @Sendable (_ after: ListCursor?, _ limit: Int) throws -> [(scan: Scan, seq: Int64)]
+
+    static let pageSize = 500
+
+    private let readPage: PageReader
+    private let rowLimit: Int
+    private let pageSize: Int
+    private let onError: @Sendable (any Error) -> Void
+
+    // `lock` guards everything below: libmicrohttpd calls `read` from its pool threads, one
+    // at a time per connection, but `finished` may come from another.
+    private let lock = NSLock()
+    private var pending: [UInt8]
+    private var offset = 0
+    private var cursor: ListCursor?
+    private var rowsWritten = 0
+    private var exhausted = false
+    private var pages = 0
+
+    /// How many pages have been read from the store so far (the first one included).
+    var pagesRead: Int { lock.withLock { pages } }
+
+    /// - Parameters:
+    ///   - firstPage: rows already read by the handler (so that a bad filter or a broken
+    ///     database is still a proper error answer, before the 200 is sent).
+    ///   - onError: a page that cannot be read after the answer has started ends the body
+    ///     early; the error is handed here to be logged.
+    init(firstPage: [(scan: Scan, seq: Int64)], rowLimit: Int, pageSize: Int = CSVExportStream.pageSize,
+         readPage: @escaping PageReader, onError: @escaping @Sendable (any Error) -> Void) {
+        self.readPage = readPage
+        self.rowLimit = rowLimit
+        self.pageSize = pageSize
+        self.onError = onError
+        pending = Array(ScanHistoryCSV.header.utf8)
+        pages = 1
+        append(firstPage)
+    }
+
+    /// Encodes `rows` into `pending` (up to the row limit) and moves the cursor past them.
+    private func append(_ rows: [(scan: Scan, seq: Int64)]) {
+        let room = rowLimit - rowsWritten
+        for row in rows.prefix(room) { pending += ScanHistoryCSV.row(row.scan).utf8 }
+        rowsWritten += min(rows.count, room)
+        if let last = rows.last { cursor = ScanRecords.cursor(after: last) }
+        if rows.count < pageSize || rowsWritten >= rowLimit { exhausted = true }
+    }
+
+    // MARK: HTTPStreamBody
+
+    // Never waits for anything but the store, so `wake` is never needed.
+    func start(wake: @escaping @Sendable () -> Void) {}
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        if offset == pending.count {
+            guard !exhausted else { return nil }
+            pending.removeAll(keepingCapacity: true)
+            offset = 0
+            do {
+                let rows = try readPage(cursor, min(pageSize, rowLimit - rowsWritten))
+                pages += 1
+                append(rows)
+            } catch {
+                exhausted = true
+                onError(error)
+                return nil
+            }
+            if pending.isEmpty { return nil }
+        }
+        let count = min(buffer.count, pending.count - offset)
+        pending.withUnsafeBytes { source in
+            buffer.baseAddress!.copyMemory(from: source.baseAddress!.advanced(by: offset), byteCount: count)
+        }
+        offset += count
+        return count
+    }
+
+    func finished() {
+        lock.withLock {
+            exhausted = true
+            pending = []
+            offset = 0
+        }
+    }
+}
