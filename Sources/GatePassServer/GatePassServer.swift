@@ -58,6 +58,12 @@ public final class GatePassServer: @unchecked Sendable {
         maintenance = timer
     }
 
+    /// Connections refused at the per-address cap and closed for a deadline so far.
+    public var httpGuardCounters: (refusedAtCap: Int, closedForDeadline: Int) { http.guardCounters }
+
+    /// Open connections from one client address, as counted against `maxConnectionsPerIP`.
+    public func openConnections(from address: String) -> Int { http.openConnections(from: address) }
+
     public var baseURL: String { "http://\(http.configuration.host == "0.0.0.0" ? "127.0.0.1" : http.configuration.host):\(port)" }
 
     /// Lets requests in flight finish (up to `grace`), answers what is still waiting, then

@@ -92,6 +92,12 @@ public final class HTTPServer: Sendable {
         (connectionGuard.refusedAtCap, connectionGuard.closedForDeadline)
     }
 
+    /// Open connections from one IPv4 address, as counted against its cap (0 for an address
+    /// that is exempt or not an IPv4 address).
+    public func openConnections(from address: String) -> Int {
+        ipv4Address(address).map { connectionGuard.openConnections(from: $0) } ?? 0
+    }
+
     /// Binds and starts serving. Returns the port bound (useful with port 0).
     @discardableResult
     public func start() throws(HTTPServerError) -> UInt16 {
