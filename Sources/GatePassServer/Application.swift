@@ -261,6 +261,9 @@ public final class GatePassApplication: HTTPResponder {
     /// The end of a stop's grace period: writes still queued are refused (503, not applied),
     /// the batch being committed finishes and gets its real answers, push-test waits are
     /// answered 503. Afterwards every write fails with 503 until the store closes.
+    /// push-test answers waiting now (for tests and diagnostics).
+    public var pushTestWaitCount: Int { pushTestWaits.count }
+
     func abandonWaits() {
         pushTestWaits.stop()
         store.refuseQueuedWrites()

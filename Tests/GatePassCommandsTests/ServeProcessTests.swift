@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackHTTP
+import Synchronization
 import Testing
 
 /// Runs the real `gatepass` executable, as an operator would.
@@ -85,5 +86,78 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
+    }
+
+    /// Issue 9 item 2: SIGTERM while a push-test waits 30 s for a device that never connects:
+    /// the push-test is answered 503 UNAVAILABLE, the server exits 0, the WAL is checkpointed.
+    @Test func sigtermDuringAThirtySecondPushTestAnswersItAndExitsZero() throws {
+        let binary = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path))
+        let directory = temporaryPath("sigterm-push")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = directory + "/g.db"
+        let add = Process()
+        add.executableURL = binary
+        add.arguments = ["user", "add", "--db", database, "--email", "owner@site.test", "--name", "Owner", "--role", "OWNER",
+                         "--organization", "Site"]
+        add.standardOutput = Pipe()
+        try add.run()
+        add.waitUntilExit()
+        try #require(add.terminationStatus == 0)
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--port", "0", "--db", database, "--dev"]
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var firstLine = [UInt8]()
+        while true {
+            let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+            guard let value = byte.first, value != 10 else { break }
+            firstLine.append(value)
+        }
+        let port = try #require(UInt16(String(decoding: firstLine, as: UTF8.self).split(separator: ":").last ?? ""))
+        let client = LoopbackHTTPClient(port: port)
+        _ = try client.send("POST", "/api/auth/send-otp", json: ["email": "owner@site.test"])
+        let code = try #require(try client.get("/api/auth/dev-peek-otp?email=owner@site.test").json?["otp"] as? String)
+        let login = try client.send("POST", "/api/auth/verify-otp", json: ["email": "owner@site.test", "otp": code])
+        let token = try #require(login.json?["token"] as? String)
+        let registered = try client.send("POST", "/api/visitors/devices/register", token: token,
+                                         json: ["token": "never-connected", "platform": "console"])
+        try #require(registered.status / 100 == 2, "\(registered.text)")
+
+        let answer = Mutex<LoopbackHTTPClient.Response?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let response = try? LoopbackHTTPClient(port: port, timeoutSeconds: 60)
+                .send("POST", "/api/admin/push-test", token: token, json: ["waitSeconds": 30])
+            answer.withLock { $0 = response }
+            answered.signal()
+        }
+        // The push-test has written its delivery (pending) and is waiting for the device.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let log = try client.get("/api/admin/push-deliveries?token=never-connected", token: token)
+            if (log.json?["items"] as? [Any])?.isEmpty == false { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        client.disconnect()
+        let signalled = ContinuousClock.now
+        process.terminate() // SIGTERM
+        answered.wait()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        #expect(answer.withLock { $0?.status } == 503)
+        #expect(answer.withLock { $0?.text ?? "" }.contains("UNAVAILABLE"))
+        // The grace period (10 s) passes, the wait does not (30 s).
+        #expect(ContinuousClock.now - signalled < .seconds(25))
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
+        #expect(walSize == 0)
     }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import HTTPServer
+import LoopbackHTTP
+import SQLiteStore
+import Synchronization
+import Testing
+
+/// A responder that never answers by itself: its replies are handed to the test.
+final class HoldingResponder: HTTPResponder, @unchecked Sendable {
+    let held = Mutex<[@Sendable (HTTPResponse) -> Void]>([])
+    let arrived = DispatchSemaphore(value: 0)
+    func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
+        held.withLock { $0.append(reply) }
+        arrived.signal()
+    }
+}
+
+/// Issue 9 item 2: a stop always answers what is in flight, and nothing touches a stopped daemon.
+@Suite struct ShutdownTests {
+    @Test func aRequestStillUnansweredAtTheEndOfTheGraceIsAnswered503AndALateReplyIsDropped() throws {
+        let responder = HoldingResponder()
+        let server = HTTPServer(configuration: .init(port: 0, threads: 2), responder: responder)
+        let port = try server.start()
+        let answer = Mutex<LoopbackHTTPClient.Response?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let response = try? LoopbackHTTPClient(port: port).get("/waits-forever")
+            answer.withLock { $0 = response }
+            done.signal()
+        }
+        responder.arrived.wait()
+        server.stop(grace: .milliseconds(200))
+        done.wait()
+        #expect(answer.withLock { $0?.status } == 503)
+        // The responder answers after the daemon is gone: dropped, no crash.
+        for reply in responder.held.withLock({ $0 }) {
+            reply(HTTPResponse(status: 200, body: Array("too late".utf8)))
+        }
+    }
+
+    @Test func queuedWritesAreRefusedAndTheBatchBeingCommittedIsAnsweredForReal() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try Connection(path: directory + "/g.db")
+            try connection.executeScript("PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER PRIMARY KEY);")
+            let writer = GroupCommitWriter(connection: connection)
+            let inside = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let first = Mutex<Result<Int, any Error>?>(nil)
+            let second = Mutex<Result<Int, any Error>?>(nil)
+            let answered = DispatchGroup()
+            answered.enter()
+            writer.submit({ db -> Int in
+                try db.execute("INSERT INTO t (n) VALUES (1)")
+                inside.signal()
+                release.wait()
+                return 1
+            }) { result in
+                first.withLock { $0 = result }
+                answered.leave()
+            }
+            inside.wait()
+            // The writer is inside the first batch; this one waits in the queue.
+            answered.enter()
+            writer.submit({ db -> Int in
+                try db.execute("INSERT INTO t (n) VALUES (2)")
+                return 2
+            }) { result in
+                second.withLock { $0 = result }
+                answered.leave()
+            }
+            let refusing = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                writer.refuseQueued()
+                refusing.signal()
+            }
+            // The queued job is refused before the batch ends...
+            let refusedEarly = ContinuousClock.now + .seconds(30)
+            while second.withLock({ $0 == nil }) && ContinuousClock.now < refusedEarly { Thread.sleep(forTimeInterval: 0.01) }
+            if case .failure(let error as SQLiteError) = second.withLock({ $0 }) {
+                #expect(error.isWriterClosing)
+            } else {
+                Issue.record("the queued write was not refused: \(String(describing: second.withLock { $0 }))")
+            }
+            // ...and the batch in progress commits and is answered before refuseQueued returns.
+            release.signal()
+            refusing.wait()
+            answered.wait()
+            #expect(try first.withLock { $0 }?.get() == 1)
+            // Later writes are refused too.
+            #expect(throws: SQLiteError.self) { try writer.write { db in try db.execute("INSERT INTO t (n) VALUES (3)") } }
+            writer.close()
+            let reader = try Connection(path: directory + "/g.db")
+            #expect(try reader.query("SELECT n FROM t ORDER BY n") { $0.int(0) } == [1])
+        }
+    }
+
+    /// A push-test waiting 30 s when the server stops is answered 503 UNAVAILABLE at once.
+    @Test func aPushTestWaitingWhenTheServerStopsIsAnswered503() throws {
+        try withSite { server, site in
+            try server.registerDevice(site.ownerToken, "owner-console")
+            let answer = Mutex<HTTPAnswer?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            let owner = site.ownerToken
+            let port = server.port
+            Thread.detachNewThread {
+                let response = try? LoopbackHTTPClient(port: port).send("POST", "/api/admin/push-test", token: owner,
+                                                                         json: ["waitSeconds": 30])
+                answer.withLock { $0 = response }
+                done.signal()
+            }
+            let waiting = ContinuousClock.now + .seconds(30)
+            while server.server.application.pushTestWaitCount == 0 && ContinuousClock.now < waiting {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            #expect(server.server.application.pushTestWaitCount == 1)
+            let stopped = ContinuousClock.now
+            server.server.stop(grace: .milliseconds(100))
+            done.wait()
+            #expect(answer.withLock { $0?.status } == 503)
+            #expect(answer.withLock { $0?.text ?? "" }.contains("UNAVAILABLE"))
+            #expect(ContinuousClock.now - stopped < .seconds(20), "the stop must not wait for the 30 s push-test")
+        }
+    }
+
+    @Test func pushTestWaitsAreCapped() throws {
+        try withSite(configure: { $0.maxPushTestWaits = 1 }) { server, site in
+            try server.registerDevice(site.ownerToken, "owner-console")
+            let owner = site.ownerToken
+            let port = server.port
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = try? LoopbackHTTPClient(port: port).send("POST", "/api/admin/push-test", token: owner,
+                                                            json: ["waitSeconds": 30])
+                done.signal()
+            }
+            let waiting = ContinuousClock.now + .seconds(30)
+            while server.server.application.pushTestWaitCount == 0 && ContinuousClock.now < waiting {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            let second = try server.post("/api/admin/push-test", token: owner, ["waitSeconds": 1])
+            #expect(second.status == 503)
+            #expect(second.headers["retry-after"] != nil)
+            server.server.stop(grace: .zero)
+            done.wait()
+        }
+    }
+}
