@@ -35,6 +35,8 @@ let package = Package(
                        providers: [.apt(["libmagickwand-dev"])]),
         .systemLibrary(name: "CNcursesw", pkgConfig: "ncursesw",
                        providers: [.apt(["libncurses-dev"])]),
+        // glibc's posix_spawn extensions (libc itself: nothing to install or link).
+        .systemLibrary(name: "CSpawn"),
 
         // MARK: - Domain
         .target(name: "GatePassCore"),
@@ -52,7 +54,7 @@ let package = Package(
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
-                dependencies: ["GatePassCore", "SQLiteStore", "HTTPServer", "GatePassCrypto", "QRCode"]),
+                dependencies: ["GatePassCore", "SQLiteStore", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn"]),
         .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP",
                                                         "GatePassScanner", "GatePassConsole", "CursesTerminal", "QRCode"]),
         .target(name: "LoopbackHTTP"),
