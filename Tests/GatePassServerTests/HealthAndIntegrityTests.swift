@@ -1,0 +1,95 @@
+import Foundation
+import GatePassCore
+import LoopbackHTTP
+import SQLiteStore
+import Testing
+@testable import GatePassServer
+
+/// Issue 9, item 4: healthz says ok only while the database can be written; a corrupt
+/// database or a secret readable by others stops the server at start.
+@Suite struct HealthAndIntegrityTests {
+    /// The writer connection refuses writes as a read-only database does (`PRAGMA query_only`
+    /// makes every write fail with SQLITE_READONLY). Tests run as root, whom file modes do not
+    /// stop, so the read-only condition is made inside SQLite, on the writer itself.
+    static func makeWriterReadOnly(_ server: TestServer, _ readOnly: Bool) throws {
+        try server.store.writer.write { db in try db.executeScript("PRAGMA query_only = \(readOnly ? "ON" : "OFF")") }
+    }
+
+    @Test func healthzIs503WhenTheDatabaseCannotBeWrittenAndProbesAtMostOnceASecond() throws {
+        try withServer { server in
+            #expect(try server.get("/api/healthz").status == 200)
+            try Self.makeWriterReadOnly(server, true)
+            // Within the same second the cached answer stands (the probe is not run again).
+            #expect(try server.get("/api/healthz").status == 200)
+            server.clock.advance(by: 1.1)
+            let down = try server.get("/api/healthz")
+            #expect(down.isError(503, "UNAVAILABLE"), "\(down.status) \(down.text)")
+            #expect(down.headers["retry-after"] == "1")
+            #expect(server.log.all.contains { $0.contains("readonly") || $0.contains("read-only") }, "\(server.log.all.suffix(3))")
+            try Self.makeWriterReadOnly(server, false)
+            #expect(try server.get("/api/healthz").isError(503, "UNAVAILABLE"), "still cached")
+            server.clock.advance(by: 1.1)
+            #expect(try server.get("/api/healthz").status == 200)
+        }
+    }
+
+    /// A page of a real database overwritten with garbage: the server does not start on it.
+    @Test func theServerRefusesToStartOnADatabaseThatFailsQuickCheck() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/gatepass.db"
+            var configuration = ServerConfiguration()
+            configuration.database = path
+            configuration.port = 0
+            let first = try GatePassServer(configuration: configuration, logSink: RecordingLog())
+            for index in 0..<300 {
+                _ = try Administration.addUser(store: first.store, email: "user\(index)@acme.test", name: "User \(index)",
+                                               role: .approver, organization: "Acme", canScan: false, now: Date())
+            }
+            first.stop()
+            let (pageSize, page) = try {
+                let connection = try Connection(path: path)
+                defer { connection.close() }
+                let pageSize = try connection.scalarInt("PRAGMA page_size")!
+                let root = try connection.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'users'")!
+                return (pageSize, root)
+            }()
+            let handle = try #require(FileHandle(forUpdatingAtPath: path))
+            try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+            handle.write(Data((0..<Int(pageSize)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 13) }))
+            try handle.close()
+            do {
+                let server = try GatePassServer(configuration: configuration, logSink: RecordingLog())
+                server.stop()
+                Issue.record("the server started on a corrupt database")
+            } catch {
+                #expect("\(error)".contains("quick_check"), "\(error)")
+            }
+        }
+    }
+
+    @Test func aSecretReadableByOthersIsRefusedAtStart() throws {
+        try withTemporaryDirectory { directory in
+            var configuration = ServerConfiguration()
+            configuration.database = directory + "/gatepass.db"
+            configuration.port = 0
+            let first = try GatePassServer(configuration: configuration, logSink: RecordingLog())
+            first.stop()
+            let secret = configuration.resolvedSecretFile
+            var status = stat()
+            #expect(stat(secret, &status) == 0 && status.st_mode & 0o777 == 0o600)
+            for mode: mode_t in [0o644, 0o640, 0o604, 0o660] {
+                #expect(chmod(secret, mode) == 0)
+                do {
+                    let server = try GatePassServer(configuration: configuration, logSink: RecordingLog())
+                    server.stop()
+                    Issue.record("started with a secret of mode \(String(mode, radix: 8))")
+                } catch {
+                    #expect("\(error)".contains(secret) && "\(error)".contains("chmod 600"), "\(error)")
+                }
+            }
+            #expect(chmod(secret, 0o600) == 0)
+            let again = try GatePassServer(configuration: configuration, logSink: RecordingLog())
+            again.stop()
+        }
+    }
+}
