@@ -12,7 +12,7 @@ import Testing
     /// makes every write fail with SQLITE_READONLY). Tests run as root, whom file modes do not
     /// stop, so the read-only condition is made inside SQLite, on the writer itself.
     static func makeWriterReadOnly(_ server: TestServer, _ readOnly: Bool) throws {
-        try server.store.writer.write { db in try db.executeScript("PRAGMA query_only = \(readOnly ? "ON" : "OFF")") }
+        try server.store.writer.outsideTransaction { db in try db.executeScript("PRAGMA query_only = \(readOnly ? "ON" : "OFF")") }
     }
 
     @Test func healthzIs503WhenTheDatabaseCannotBeWrittenAndProbesAtMostOnceASecond() throws {
@@ -28,6 +28,35 @@ import Testing
             #expect(server.log.all.contains { $0.contains("readonly") || $0.contains("read-only") }, "\(server.log.all.suffix(3))")
             try Self.makeWriterReadOnly(server, false)
             #expect(try server.get("/api/healthz").isError(503, "UNAVAILABLE"), "still cached")
+            server.clock.advance(by: 1.1)
+            #expect(try server.get("/api/healthz").status == 200)
+        }
+    }
+
+    /// Issue 9, item 7: another process holding the write lock past the busy timeout is 503
+    /// with Retry-After (worth a retry), not 500; nothing is applied; reads go on (WAL).
+    @Test func aLockedDatabaseAnswers503WithRetryAfter() throws {
+        try withSite(configure: { $0.sqliteBusyTimeoutMilliseconds = 50 }) { server, site in
+            let visitor = try server.createVisitor(site.ownerToken)
+            let shortId = visitor["shortId"] as! String
+            server.clock.advance(by: 2)
+            let other = try Connection(path: server.store.path)
+            defer { other.close() }
+            try other.execute("BEGIN EXCLUSIVE")
+            let checkIn = try server.checkIn(site.scanner, shortId, headers: ["Idempotency-Key": "busy-1"])
+            #expect(checkIn.isError(503, "UNAVAILABLE"), "\(checkIn.status) \(checkIn.text)")
+            #expect(checkIn.headers["retry-after"] == "1")
+            let plain = try server.post("/api/visitors", token: site.ownerToken, ["name": "Busy Person"])
+            #expect(plain.isError(503, "UNAVAILABLE") && plain.headers["retry-after"] == "1")
+            #expect(server.log.all.contains { $0.contains("locked") || $0.contains("busy") }, "\(server.log.all.suffix(3))")
+            let health = try server.get("/api/healthz")
+            #expect(health.isError(503, "UNAVAILABLE") && health.headers["retry-after"] == "1")
+            #expect(try server.get("/api/visitors", token: site.ownerToken).status == 200, "reads go on")
+            try other.execute("ROLLBACK")
+            // The same key again: the 503 was not stored, so the check-in now happens once.
+            let again = try server.checkIn(site.scanner, shortId, headers: ["Idempotency-Key": "busy-1"])
+            #expect(again.status == 200 && again.string("result") == "CHECKED_IN", "\(again.text)")
+            #expect(again.headers["idempotent-replayed"] == nil)
             server.clock.advance(by: 1.1)
             #expect(try server.get("/api/healthz").status == 200)
         }

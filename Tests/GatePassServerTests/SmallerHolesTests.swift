@@ -66,3 +66,42 @@ import Testing
         }
     }
 }
+
+/// Issue 9, item 9: verify-otp does the same work whether or not a code exists for the email.
+/// Counted, not timed: every redeem computes one HMAC of the code and makes one constant-time
+/// comparison of two 32-byte HMACs, for a live code, a wrong one, a used one and none at all.
+@Suite struct OTPSameWorkTests {
+    final class CountingComparator: Sendable {
+        let calls = Locked<[(stored: Int, computed: Int)]>([])
+        func compare(_ stored: [UInt8], _ computed: [UInt8]) -> Bool {
+            calls.withLock { $0.append((stored.count, computed.count)) }
+            return stored == computed
+        }
+        func take() -> [(stored: Int, computed: Int)] { calls.withLock { all in defer { all = [] }; return all } }
+    }
+
+    @Test func redeemComparesOnceWhetherOrNotACodeExists() throws {
+        try withServer { server in
+            let counter = CountingComparator()
+            let otp = OneTimePasswords(rules: .init(lifetimeSeconds: 600, maxWrongTries: 5, sendsPerHour: 5, resendIntervalSeconds: 30),
+                                       secret: ServerSecret(bytes: Array(repeating: 7, count: 32)), devMode: false,
+                                       compare: { counter.compare($0, $1) })
+            let now = server.clock.now()
+            let code = try server.store.write { db in try otp.issue(email: "known@acme.test", now: now, db) }
+            let wrong = code == "000000" ? "000001" : "000000"
+            func redeem(_ email: String, _ code: String) throws -> (Bool, [(stored: Int, computed: Int)]) {
+                let result = try server.store.write { db in try otp.redeem(email: email, code: code, now: now, db) }
+                return (result, counter.take())
+            }
+            let cases: [(String, String, Bool)] = [("nobody@acme.test", code, false), ("known@acme.test", wrong, false),
+                                                   ("nobody@acme.test", wrong, false), ("known@acme.test", code, true),
+                                                   ("known@acme.test", code, false)]
+            for (email, attempt, expected) in cases {
+                let (result, calls) = try redeem(email, attempt)
+                #expect(result == expected, "\(email) \(attempt)")
+                #expect(calls.count == 1, "\(email): \(calls.count) comparisons")
+                #expect(calls.allSatisfy { $0.stored == 32 && $0.computed == 32 }, "\(email): \(calls)")
+            }
+        }
+    }
+}

@@ -18,6 +18,7 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case payloadTooLarge = "PAYLOAD_TOO_LARGE"
         case rateLimited = "RATE_LIMITED"
         case `internal` = "INTERNAL"
+        case unavailable = "UNAVAILABLE"
 
         var status: Int {
             switch self {
@@ -31,6 +32,7 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
             case .payloadTooLarge: 413
             case .rateLimited: 429
             case .internal: 500
+            case .unavailable: 503
             }
         }
     }
@@ -52,6 +54,10 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     static func notFound(_ what: String) -> APIError { APIError(code: .notFound, message: "\(what) not found") }
     static func conflict(_ message: String) -> APIError { APIError(code: .conflict, message: message) }
     static func `internal`(_ message: String) -> APIError { APIError(code: .internal, message: message) }
+    /// 503 with `Retry-After` (api.md: shutting down, database busy or not writable).
+    static func unavailable(_ message: String, retryAfter seconds: Int = 1) -> APIError {
+        APIError(code: .unavailable, message: message, headers: ["Retry-After": String(max(1, seconds))])
+    }
     static func rateLimited(retryAfter seconds: Int, _ message: String) -> APIError {
         APIError(code: .rateLimited, message: message, headers: ["Retry-After": String(max(1, seconds))])
     }
@@ -64,6 +70,8 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case let error as DecisionConflict: return .conflict(error.description)
         case let error as QRPayloadError: return .badRequest(error.description)
         case is DecodingError: return .badRequest(JSONBody.describe(error))
+        // Another connection holds the lock past the busy timeout: worth a retry, not a bug.
+        case let error as SQLiteError where error.isBusy: return .unavailable("the database is busy; retry in a moment")
         default: return .internal("internal error")
         }
     }
