@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 import SQLiteStore
 import Testing
 
@@ -101,6 +102,37 @@ import Testing
                  try row.double(4) == 2.5, try row.double(5) == 3]
             }
             #expect(understood == [true, false, true, true, true, true])
+        }
+    }
+}
+
+/// The database file is created by us, private, before SQLite opens it (issue 9, item 4).
+@Suite struct PrivateFileTests {
+    final class OpenCalls: Sendable {
+        let calls = Locked<[(path: String, flags: Int32, mode: mode_t)]>([])
+    }
+
+    @Test func theFileIsCreatedExclusivelyWithMode0600() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/new.db"
+            let recorded = OpenCalls()
+            let created = try Connection.createPrivateFile(at: path) { path, flags, mode in
+                recorded.calls.withLock { $0.append((path, flags, mode)) }
+                return open(path, flags, mode)
+            }
+            #expect(created)
+            let calls = recorded.calls.withLock { $0 }
+            #expect(calls.count == 1)
+            #expect(calls.first?.path == path && calls.first?.mode == 0o600)
+            #expect(calls.first.map { $0.flags & (O_CREAT | O_EXCL) == (O_CREAT | O_EXCL) } == true)
+            var status = stat()
+            #expect(stat(path, &status) == 0 && status.st_size == 0 && status.st_mode & 0o7777 == 0o600)
+            // An existing file is left as it is (and not truncated).
+            #expect(FileManager.default.createFile(atPath: directory + "/kept.db", contents: Data([1, 2, 3])))
+            #expect(try Connection.createPrivateFile(at: directory + "/kept.db") == false)
+            #expect(FileManager.default.contents(atPath: directory + "/kept.db") == Data([1, 2, 3]))
+            // A folder that does not exist is an error, not a silent success.
+            #expect(throws: SQLiteError.self) { try Connection.createPrivateFile(at: directory + "/missing/x.db") }
         }
     }
 }

@@ -98,9 +98,10 @@ final class EventHub: @unchecked Sendable {
     /// when the id is from the future, e.g. a restored database).
     func subscribe(filter: EventStreamFilter, lastEventId: Int64?, _ db: Connection) throws -> EventStream {
         let newest = try Self.lastEventId(db)
-        let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'") {
-            try $0.int64(0)
-        } ?? 0
+        // The row is made by migration 0002: without it a gap could go unannounced, so fail.
+        guard let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'", [],
+                                                    { try $0.int64(0) })
+        else { throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the events_purged_through counter is missing") }
         // `retry:` tells EventSource clients how soon to reconnect; it dispatches no event.
         var preamble = Array("retry: 3000\n\n".utf8)
         var cursor = newest

@@ -57,7 +57,10 @@ enum VisitorRecords {
     /// The next value of the global change sequence (one counter row, bumped in the same
     /// transaction as the change).
     private static func nextChangeSeq(_ db: Connection) throws -> Int64 {
-        try db.scalarInt("UPDATE counters SET value = value + 1 WHERE name = 'visitor_change' RETURNING value") ?? 0
+        // The row is made by the first migration: without it the feed's order is unknown, so fail.
+        guard let value = try db.scalarInt("UPDATE counters SET value = value + 1 WHERE name = 'visitor_change' RETURNING value")
+        else { throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the visitor_change counter is missing") }
+        return value
     }
 
     static func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String? = nil,
