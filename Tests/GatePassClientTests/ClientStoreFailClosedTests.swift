@@ -81,3 +81,16 @@ import Testing
         }
     }
 }
+
+extension ClientStoreFailClosedTests {
+    @Test func aDamagedDeviceTokenIsAnError() throws {
+        try withStore { store, _ in
+            let token = try store.deviceToken()
+            #expect(try store.deviceToken() == token, "kept across calls")
+            for damaged in ["", "has space", "tab\there", String(repeating: "x", count: 513), "ünicode"] {
+                try store.setMeta(ClientStore.deviceTokenKey, damaged)
+                expectUnreadable(damaged.debugDescription) { () throws(ClientError) in try store.deviceToken() }
+            }
+        }
+    }
+}

@@ -33,6 +33,43 @@ import Testing
         }
     }
 
+    /// Many health checks at once run one probe; the ones that arrive while it runs wait for
+    /// its outcome (there is no earlier one), and a failed probe is answered until the next second.
+    @Test func concurrentHealthChecksShareOneProbe() throws {
+        let clock = TestClock()
+        let probes = Locked(0)
+        let release = DispatchSemaphore(value: 0)
+        let failing = Locked(false)
+        let probe = WriteProbe(clock: clock, logSink: RecordingLog()) {
+            probes.withLock { $0 += 1 }
+            release.wait()
+            if failing.withLock({ $0 }) { throw TestFailure("read-only") }
+        }
+        let started = DispatchSemaphore(value: 0)
+        let results = Locked<[String?]>([])
+        let done = DispatchGroup()
+        for _ in 0..<24 {
+            done.enter()
+            Thread {
+                started.signal()
+                let failure = probe.failure()
+                results.withLock { $0.append(failure) }
+                done.leave()
+            }.start()
+        }
+        for _ in 0..<24 { started.wait() }
+        release.signal()
+        #expect(done.wait(timeout: .now() + 10) == .success, "a health check hung")
+        #expect(probes.withLock { $0 } == 1)
+        #expect(results.withLock { $0 }.count == 24 && results.withLock { $0 }.allSatisfy { $0 == nil })
+        failing.withLock { $0 = true }
+        clock.advance(by: 1)
+        release.signal()
+        #expect(probe.failure()?.contains("read-only") == true)
+        #expect(probe.failure()?.contains("read-only") == true, "cached within the second")
+        #expect(probes.withLock { $0 } == 2)
+    }
+
     /// Issue 9, item 7: another process holding the write lock past the busy timeout is 503
     /// with Retry-After (worth a retry), not 500; nothing is applied; reads go on (WAL).
     @Test func aLockedDatabaseAnswers503WithRetryAfter() throws {

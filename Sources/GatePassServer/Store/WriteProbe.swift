@@ -8,7 +8,8 @@ import GatePassCore
 /// A probe waits its turn behind queued writes and for another process's lock up to the busy
 /// timeout; meanwhile other health checks answer with the previous outcome instead of
 /// piling up behind it.
-final class WriteProbe: Sendable {
+// @unchecked: `last` and `probing` are guarded by `condition`.
+final class WriteProbe: @unchecked Sendable {
     struct Outcome: Sendable {
         var probedAt: Date
         /// Nil when the database could be written; otherwise why not (for the log).
@@ -20,8 +21,10 @@ final class WriteProbe: Sendable {
     private let probe: @Sendable () throws -> Void
     private let clock: any Clock
     private let logSink: any LogSink
-    private let last = Locked<Outcome?>(nil)
-    private let probing = NSLock()
+    // `condition` guards `last` and `probing`.
+    private let condition = NSCondition()
+    private var last: Outcome?
+    private var probing = false
 
     init(clock: any Clock, logSink: any LogSink, probe: @escaping @Sendable () throws -> Void) {
         self.clock = clock
@@ -31,16 +34,20 @@ final class WriteProbe: Sendable {
 
     /// Nil when the database can be written (as of at most a second ago); else the cause.
     func failure() -> String? {
-        if let fresh = freshOutcome() { return fresh.failure }
-        guard probing.try() else {
-            // A probe is running: answer with what the last one found, or wait for this one.
-            if let previous = last.withLock({ $0 }) { return previous.failure }
-            probing.lock()
-            probing.unlock()
-            return last.withLock { $0 }?.failure ?? "the write probe did not finish"
+        condition.lock()
+        if let fresh = freshOutcome() {
+            condition.unlock()
+            return fresh.failure
         }
-        defer { probing.unlock() }
-        if let fresh = freshOutcome() { return fresh.failure }
+        if probing {
+            // A probe is running: answer with what the last one found, or wait for this one.
+            while probing && last == nil { condition.wait() }
+            let outcome = last
+            condition.unlock()
+            return outcome?.failure
+        }
+        probing = true
+        condition.unlock()
         var failure: String?
         do {
             try probe()
@@ -48,16 +55,20 @@ final class WriteProbe: Sendable {
             failure = "\(error)"
             logSink.log("healthz: the database cannot be written: \(error)")
         }
-        last.withLock { $0 = Outcome(probedAt: clock.now(), failure: failure) }
+        let outcome = Outcome(probedAt: clock.now(), failure: failure)
+        condition.lock()
+        last = outcome
+        probing = false
+        condition.broadcast()
+        condition.unlock()
         return failure
     }
 
+    /// Under `condition`.
     private func freshOutcome() -> Outcome? {
         let now = clock.now()
-        return last.withLock { outcome in
-            // A clock set back also makes the outcome stale.
-            guard let outcome, now >= outcome.probedAt, now.timeIntervalSince(outcome.probedAt) < Self.interval else { return nil }
-            return outcome
-        }
+        // A clock set back also makes the outcome stale.
+        guard let last, now >= last.probedAt, now.timeIntervalSince(last.probedAt) < Self.interval else { return nil }
+        return last
     }
 }
