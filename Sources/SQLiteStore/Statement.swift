@@ -24,13 +24,18 @@ final class Statement {
             // The length includes the terminator, which spares SQLite a copy (C documentation).
             let code = sqlite3_prepare_v3(connection.handle, start, Int32(text.count), UInt32(SQLITE_PREPARE_PERSISTENT),
                                           &raw, &tail)
-            guard code == SQLITE_OK, let tail else { return code }
-            let rest = Int32(end - tail)
-            guard rest > 0 else { return code }
+            guard code == SQLITE_OK, var rest = tail else { return code }
             // Preparing the rest yields no statement exactly when it holds no SQL (only
-            // whitespace and comments), as the C documentation of sqlite3_prepare says.
-            let restCode = sqlite3_prepare_v3(connection.handle, tail, rest, 0, &trailing, nil)
-            return restCode == SQLITE_OK ? code : restCode
+            // whitespace, comments and empty statements), as the C documentation of
+            // sqlite3_prepare says; go on until the text is used up.
+            while rest < end {
+                var next: UnsafePointer<CChar>?
+                let restCode = sqlite3_prepare_v3(connection.handle, rest, Int32(end - rest), 0, &trailing, &next)
+                guard restCode == SQLITE_OK else { return restCode }
+                guard trailing == nil, let next, next > rest else { break }
+                rest = next
+            }
+            return code
         }
         if let trailing {
             sqlite3_finalize(trailing)

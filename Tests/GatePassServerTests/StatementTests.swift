@@ -21,6 +21,7 @@ import Testing
                         "INSERT INTO t VALUES (1);DELETE FROM t",
                         "INSERT INTO t VALUES (1); -- a comment\nDROP TABLE t",
                         "INSERT INTO t VALUES (1); /* c */ SELECT 1",
+                        "INSERT INTO t VALUES (1); ; DELETE FROM t", "INSERT INTO t VALUES (1);;;\nDELETE FROM t",
                         "INSERT INTO t VALUES (1)\u{0}; DROP TABLE t"] {
                 #expect(throws: SQLiteError.self, "\(sql.debugDescription)") { try db.execute(sql) }
                 #expect(throws: SQLiteError.self, "\(sql.debugDescription)") { try db.query(sql) { _ in 0 } }
