@@ -46,7 +46,10 @@ public final class GatePassApplication: HTTPResponder {
             secret: secret, devMode: devMode)
         timeZone = configuration.resolvedTimeZone
         fingerprintKey = secret.key(for: "idempotency-fingerprint")
-        writeProbe = WriteProbe(clock: clock, logSink: logSink) { [store] in try store.probeWritable() }
+        writeProbe = WriteProbe(clock: clock, logSink: logSink) { [store] in
+            try store.probeReadable()
+            try store.probeWritable()
+        }
         eventHub = EventHub(store: store, clock: clock,
                             settings: .init(pingInterval: .seconds(configuration.eventPingSeconds),
                                             pushFailAfterSeconds: configuration.pushFailAfterSeconds),

@@ -99,6 +99,22 @@ import Testing
         }
     }
 
+    /// The file's header damaged while the server runs: healthz stops saying ok.
+    @Test func healthzIs503WhenTheFileIsDamagedWhileRunning() throws {
+        try withServer { server in
+            #expect(try server.get("/api/healthz").status == 200)
+            // Everything into the main file, so that new readers read page 1 from it.
+            _ = try server.store.writer.outsideTransaction { db in try db.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
+            let handle = try #require(FileHandle(forUpdatingAtPath: server.store.path))
+            handle.write(Data(repeating: 0x5A, count: 100))
+            try handle.close()
+            server.clock.advance(by: 1.1)
+            let answer = try server.get("/api/healthz")
+            #expect(answer.isError(503, "UNAVAILABLE"), "\(answer.status) \(answer.text)")
+            #expect(server.log.all.contains { $0.contains("not a database") }, "\(server.log.all.suffix(3))")
+        }
+    }
+
     /// A page of a real database overwritten with garbage: the server does not start on it.
     @Test func theServerRefusesToStartOnADatabaseThatFailsQuickCheck() throws {
         try withTemporaryDirectory { directory in

@@ -9,6 +9,7 @@ public final class Store: Sendable {
     public let path: String
     let writer: GroupCommitWriter
     let readers: ReaderPool
+    let busyTimeoutMilliseconds: Int32
     /// Bumped after every committed write, so derived answers (stats) can be cached safely.
     let writeGeneration = Atomic<UInt64>(0)
 
@@ -20,6 +21,7 @@ public final class Store: Sendable {
     /// - Throws: `SQLiteError`, also when the file is not a sound database.
     public init(path: String, synchronous: String = "FULL", busyTimeoutMilliseconds: Int32 = 5_000) throws {
         self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         // Made 0600 before SQLite sees it: SQLite gives the WAL and shm files the database
         // file's mode, so all three are private from their first byte.
         try Connection.createPrivateFile(at: path)
@@ -60,6 +62,15 @@ public final class Store: Sendable {
 
     /// Throws unless the database can be written now (see `GroupCommitWriter.probeWritable`).
     func probeWritable() throws { try writer.probeWritable() }
+
+    /// Throws unless a new connection can read the file's header and schema. The pooled
+    /// connections keep pages in their caches (SQLite trusts them while the WAL is unchanged),
+    /// so a header or schema damaged on disk shows only to a connection that reads afresh.
+    func probeReadable() throws {
+        let connection = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        defer { connection.close() }
+        _ = try connection.scalarInt("SELECT COUNT(*) FROM sqlite_schema")
+    }
 
     private static func validatedSynchronous(_ mode: String) -> String {
         let upper = mode.uppercased()

@@ -1,9 +1,9 @@
 import Foundation
 import GatePassCore
 
-/// Whether the database can be written, for `/api/healthz`: probed through the writer
-/// thread at most once a second (on the injected clock) and cached in between, so a
-/// monitor polling fast costs one lock round trip a second, never a write.
+/// Whether the database can be read afresh and written, for `/api/healthz`: probed at most
+/// once a second (on the injected clock) and cached in between, so a monitor polling fast
+/// costs one new connection and one lock round trip through the writer a second, never a write.
 ///
 /// A probe waits its turn behind queued writes and for another process's lock up to the busy
 /// timeout; meanwhile other health checks answer with the previous outcome instead of
