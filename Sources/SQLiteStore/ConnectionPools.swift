@@ -183,9 +183,15 @@ public final class GroupCommitWriter: @unchecked Sendable {
             do {
                 try job.body(connection)
             } catch {
-                // A probe that failed inside BEGIN must not leave the transaction open.
-                if !connection.isAutocommit { _ = try? connection.execute("ROLLBACK") }
                 job.failure = error
+            }
+            // Whatever the job did (a probe that failed after its BEGIN, say), the batch's own
+            // transaction must start from a closed one.
+            if !connection.isAutocommit {
+                _ = try? connection.execute("ROLLBACK")
+                if job.failure == nil {
+                    job.failure = SQLiteError(code: 21 /* SQLITE_MISUSE */, message: "a job left a transaction open")
+                }
             }
         }
         let alone = all.filter(\.outsideTransaction)

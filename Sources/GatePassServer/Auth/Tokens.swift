@@ -22,7 +22,7 @@ public struct ServerSecret: Sendable {
     /// - Throws: `ConfigurationError` when the file cannot be read or made, does not hold a
     ///   secret, or may be read or written by its group or others (a leaked secret forges every token).
     public static func loadOrCreate(path: String) throws -> ServerSecret {
-        let existing = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let existing = open(path, O_RDONLY | O_CLOEXEC)
         if existing >= 0 {
             defer { close(existing) }
             var status = stat()
