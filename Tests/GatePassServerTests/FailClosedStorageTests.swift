@@ -102,6 +102,19 @@ import Testing
         }
     }
 
+    @Test func aCheckpointOrDeviceThatCannotBeReadIsAnError() throws {
+        try withSite { server, site in
+            try Self.damage(server, "UPDATE checkpoints SET is_default = 7 WHERE id = ?", [site.mainGate])
+            Self.expectInternal(try server.get("/api/checkpoints", token: site.ownerToken), server, cause: "(is_default)")
+            try server.registerDevice(site.adminToken, "device-1")
+            // The upsert keeps created_at and answers the stored row: a time that is text is 500.
+            try Self.damage(server, "UPDATE devices SET created_at = 'yesterday' WHERE token = 'device-1'")
+            let again = try server.post("/api/visitors/devices/register", token: site.adminToken,
+                                        ["token": "device-1", "platform": "console"])
+            Self.expectInternal(again, server, cause: "(created_at)")
+        }
+    }
+
     @Test func aScanWithAnUnknownResultIsAnError() throws {
         try withSite { server, site in
             let visitor = try server.createVisitor(site.ownerToken)
