@@ -71,7 +71,7 @@ let package = Package(
                                    "GatePassCrypto", "QRCode", "HTTPServer"]),
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
-                                   "HTTPServer"]),
+                                   "HTTPServer", "SQLiteStore"]),
         .testTarget(name: "CursesTerminalTests", dependencies: ["CursesTerminal", "GatePassConsole"]),
         .testTarget(name: "GatePassConsoleTests", dependencies: ["GatePassConsole", "GatePassCore", "GatePassClient"]),
         .testTarget(name: "GatePassScannerTests",

@@ -14,7 +14,13 @@ extension ClientStore: LastEventIDStore {
     static let lastEventIDKeyPrefix = "last_event_id "
 
     public func lastEventID(server: String) throws(ClientError) -> Int64? {
-        try meta(Self.lastEventIDKeyPrefix + server).flatMap { Int64($0) }
+        guard let text = try meta(Self.lastEventIDKeyPrefix + server) else { return nil }
+        // Not a number: the state file was damaged; resuming from a guess could skip events.
+        guard let id = Int64(text), id >= 0 else {
+            throw .local("the state file's last event id for \(server) is unreadable (\(text.debugDescription)); "
+                         + "delete the key or the state folder")
+        }
+        return id
     }
 
     /// Written lazily (crash-consistent, not fsynced per event): a stream delivers many

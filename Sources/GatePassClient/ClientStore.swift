@@ -56,17 +56,15 @@ public final class ClientStore: @unchecked Sendable {
     public init(directory: StateDirectory) throws(ClientError) {
         try directory.prepare()
         path = directory.databasePath
-        let oldMask = umask(0o077)
-        defer { umask(oldMask) }
         do {
+            // Created 0600 before SQLite opens it; SQLite gives the WAL and shm the same mode.
+            // (No umask change: that is process-wide, and the console has other threads.)
+            try Connection.createPrivateFile(at: path)
             connection = try Connection(path: path)
             try connection.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             try Migrator.migrate(connection, Self.migrations)
         } catch {
             throw .local("cannot open the state file \(path): \(error)")
-        }
-        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
-            chmod(path + suffix, 0o600)
         }
     }
 
@@ -109,7 +107,7 @@ public final class ClientStore: @unchecked Sendable {
     // MARK: - Metadata
 
     public func meta(_ key: String) throws(ClientError) -> String? {
-        try withConnection { try $0.queryFirst("SELECT value FROM meta WHERE key = ?", [key]) { $0.string(0) } }
+        try withConnection { try $0.queryFirst("SELECT value FROM meta WHERE key = ?", [key]) { try $0.string(0) } }
     }
 
     public func setMeta(_ key: String, _ value: String?) throws(ClientError) {
@@ -133,7 +131,7 @@ public final class ClientStore: @unchecked Sendable {
     public func cached(_ key: String) throws(ClientError) -> CachedValue? {
         try withConnection {
             try $0.queryFirst("SELECT value, updated_at FROM cache WHERE key = ?", [key]) {
-                CachedValue(value: $0.blob(0), updatedAt: Date(timeIntervalSince1970: Double($0.int64(1)) / 1000))
+                CachedValue(value: try $0.blob(0), updatedAt: Date(timeIntervalSince1970: Double(try $0.int64(1)) / 1000))
             }
         }
     }

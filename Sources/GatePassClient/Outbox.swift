@@ -43,14 +43,21 @@ extension ClientStore {
         id, kind, method, url, body, created_at, attempts, last_error, idempotency_key, next_attempt_at, scanned_at, credential
         """
 
-    static func entry(_ row: Row) -> OutboxEntry {
-        OutboxEntry(id: row.int64(0), kind: row.string(1), method: row.string(2), url: row.string(3),
-                    body: row.isNull(4) ? nil : String(decoding: row.blob(4), as: UTF8.self),
-                    createdAt: Date(millisecondsSince1970: row.int64(5)), attempts: row.int(6),
-                    lastError: row.optionalString(7), idempotencyKey: row.string(8),
-                    nextAttemptAt: Date(millisecondsSince1970: row.int64(9)),
-                    scannedAt: row.optionalInt64(10).map(Date.init(millisecondsSince1970:)),
-                    credential: OutboxEntry.Credential(rawValue: row.string(11)) ?? .login)
+    /// A row of `outboxColumns` (dead letters read their next attempt from `nextAttemptColumn`).
+    /// A value not understood throws: an entry is never replayed with a guessed credential or body.
+    static func entry(_ row: Row, nextAttemptColumn: Int32 = 9) throws -> OutboxEntry {
+        OutboxEntry(id: try row.int64(0), kind: try row.string(1), method: try row.string(2), url: try row.string(3),
+                    body: try row.optionalBlob(4).map { bytes in
+                        guard let text = String(validating: bytes, as: UTF8.self) else {
+                            throw row.unreadable(4, "holds a body that is not UTF-8")
+                        }
+                        return text
+                    },
+                    createdAt: Date(millisecondsSince1970: try row.int64(5)), attempts: try row.int(6),
+                    lastError: try row.optionalString(7), idempotencyKey: try row.string(8),
+                    nextAttemptAt: Date(millisecondsSince1970: try row.int64(nextAttemptColumn)),
+                    scannedAt: try row.optionalInt64(10).map(Date.init(millisecondsSince1970:)),
+                    credential: try row.parsed(11, as: "credential", OutboxEntry.Credential.init(rawValue:)))
     }
 
     /// Writes a new entry, durable when this returns. Its idempotency key is a fresh UUID.
@@ -73,11 +80,11 @@ extension ClientStore {
 
     /// Every queued entry, oldest first.
     public func outboxEntries() throws(ClientError) -> [OutboxEntry] {
-        try withConnection { try $0.query("SELECT \(Self.outboxColumns) FROM outbox ORDER BY id", [], Self.entry) }
+        try withConnection { try $0.query("SELECT \(Self.outboxColumns) FROM outbox ORDER BY id", []) { try Self.entry($0) } }
     }
 
     public func outboxEntry(id: Int64) throws(ClientError) -> OutboxEntry? {
-        try withConnection { try $0.queryFirst("SELECT \(Self.outboxColumns) FROM outbox WHERE id = ?", [id], Self.entry) }
+        try withConnection { try $0.queryFirst("SELECT \(Self.outboxColumns) FROM outbox WHERE id = ?", [id]) { try Self.entry($0) } }
     }
 
     public func outboxCount() throws(ClientError) -> Int {
@@ -118,15 +125,9 @@ extension ClientStore {
                        credential, status, error_code, error_message, dead_at
                 FROM dead_letters ORDER BY id
                 """, []) { row in
-                DeadLetter(entry: OutboxEntry(id: row.int64(0), kind: row.string(1), method: row.string(2), url: row.string(3),
-                                              body: row.isNull(4) ? nil : String(decoding: row.blob(4), as: UTF8.self),
-                                              createdAt: Date(millisecondsSince1970: row.int64(5)), attempts: row.int(6),
-                                              lastError: row.optionalString(7), idempotencyKey: row.string(8),
-                                              nextAttemptAt: Date(millisecondsSince1970: row.int64(15)),
-                                              scannedAt: row.optionalInt64(10).map(Date.init(millisecondsSince1970:)),
-                                              credential: OutboxEntry.Credential(rawValue: row.string(11)) ?? .login),
-                           status: row.int(12), errorCode: row.string(13), errorMessage: row.string(14),
-                           deadAt: Date(millisecondsSince1970: row.int64(15)))
+                DeadLetter(entry: try Self.entry(row, nextAttemptColumn: 15),
+                           status: try row.int(12), errorCode: try row.string(13), errorMessage: try row.string(14),
+                           deadAt: Date(millisecondsSince1970: try row.int64(15)))
             }
         }
     }

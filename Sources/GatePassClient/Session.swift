@@ -52,7 +52,13 @@ extension ClientStore {
     /// This device's push token: made once per state folder (32 random bytes, URL-safe) and
     /// kept across logins.
     public func deviceToken() throws(ClientError) -> String {
-        if let existing = try meta(Self.deviceTokenKey) { return existing }
+        if let existing = try meta(Self.deviceTokenKey) {
+            // The server's rule for device tokens; anything else was not made here.
+            guard (1...512).contains(existing.utf8.count), existing.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw .local("the state file's device token is unreadable; delete the state folder to make a new one")
+            }
+            return existing
+        }
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let token = "gpd_" + Data(bytes).base64EncodedString()

@@ -20,6 +20,7 @@ public final class GatePassApplication: HTTPResponder {
     let metrics = Metrics()
     let statsCache = StatsCache()
     let eventHub: EventHub
+    let writeProbe: WriteProbe
     let router = Router()
     let pushTestWaits: PushTestWaits
     let timeZone: TimeZone
@@ -48,6 +49,10 @@ public final class GatePassApplication: HTTPResponder {
         timeZone = configuration.resolvedTimeZone
         fingerprintKey = secret.key(for: "idempotency-fingerprint")
         pushTestWaits = PushTestWaits(store: store, capacity: configuration.maxPushTestWaits)
+        writeProbe = WriteProbe(clock: clock, logSink: logSink) { [store] in
+            try store.probeReadable()
+            try store.probeWritable()
+        }
         eventHub = EventHub(store: store, clock: clock,
                             settings: .init(pingInterval: .seconds(configuration.eventPingSeconds),
                                             pushFailAfterSeconds: configuration.pushFailAfterSeconds),
@@ -188,7 +193,7 @@ public final class GatePassApplication: HTTPResponder {
 
     func errorResponse(_ error: any Error, routeName: String) -> HTTPResponse {
         let apiError = APIError.from(error)
-        if apiError.code == .internal {
+        if apiError.code == .internal || apiError.code == .unavailable {
             logSink.log("error in \(routeName): \(error)")
         }
         return apiError.response
@@ -220,9 +225,7 @@ public final class GatePassApplication: HTTPResponder {
         guard claimed else {
             throw APIError.conflict("a request with this Idempotency-Key is still being processed; retry later")
         }
-        let fingerprint = HMACSHA256.authenticate(
-            key: fingerprintKey,
-            message: Array("\(call.request.method)\n\(call.request.path)\n".utf8) + call.request.body)
+        let fingerprint = HMACSHA256.authenticate(key: fingerprintKey, message: Self.fingerprintMessage(call.request))
         store.writeAsync({ db -> (HTTPResponse, Bool) in
             if let stored = try IdempotencyRecords.find(scope: scope, key: key, db) {
                 guard stored.fingerprint == fingerprint else {
@@ -258,15 +261,31 @@ public final class GatePassApplication: HTTPResponder {
         }
     }
 
-    /// The end of a stop's grace period: writes still queued are refused (503, not applied),
-    /// the batch being committed finishes and gets its real answers, push-test waits are
-    /// answered 503. Afterwards every write fails with 503 until the store closes.
     /// push-test answers waiting now (for tests and diagnostics).
     public var pushTestWaitCount: Int { pushTestWaits.count }
 
+    /// The end of a stop's grace period: writes still queued are refused (503, not applied),
+    /// the batch being committed finishes and gets its real answers, push-test waits are
+    /// answered 503. Afterwards every write fails with 503 until the store closes.
     func abandonWaits() {
         pushTestWaits.stop()
         store.refuseQueuedWrites()
+    }
+
+    /// What an idempotency fingerprint covers (api.md: method, path with its query, body):
+    /// `METHOD LF path [NUL query] LF body`. The query's pairs are sorted (their order does
+    /// not count) and each key and value is length-prefixed, so `?ab=c` is not `?a=bc`. A
+    /// request line holds no raw NUL or LF, so the parts cannot run into each other; without
+    /// a query the bytes are those of earlier versions, and keys stored before still replay.
+    static func fingerprintMessage(_ request: HTTPRequest) -> [UInt8] {
+        var message = Array("\(request.method)\n\(request.path)".utf8)
+        if !request.query.isEmpty {
+            message.append(0)
+            for (key, value) in request.query.sorted(by: { $0.key == $1.key ? $0.value < $1.value : $0.key < $1.key }) {
+                for part in [key, value] { message += Array("\(part.utf8.count):\(part)".utf8) }
+            }
+        }
+        return message + [UInt8(ascii: "\n")] + request.body
     }
 
     /// Deletes what has outlived its retention: idempotency records, send counters, dead sessions.
@@ -297,11 +316,16 @@ enum IdempotencyRecords {
     static func find(scope: String, key: String, _ db: Connection) throws -> Stored? {
         try db.queryFirst("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = ? AND key = ?",
                           [scope, key]) { row in
-            let headers = row.string(2).split(separator: "\n").compactMap { line -> (name: String, value: String)? in
-                guard let colon = line.firstIndex(of: ":") else { return nil }
+            // A stored header line without its colon is not understood: the replay fails
+            // (500) rather than answer with headers missing.
+            let headers = try row.string(2).split(separator: "\n").map { line throws -> (name: String, value: String) in
+                guard let colon = line.firstIndex(of: ":") else { throw row.unreadable(2, "holds a header line without a colon") }
                 return (String(line[..<colon]), String(line[line.index(after: colon)...]))
             }
-            return Stored(fingerprint: row.blob(0), response: HTTPResponse(status: row.int(1), headers: headers, body: row.blob(3)))
+            let status = try row.int(1)
+            guard (100...599).contains(status) else { throw row.unreadable(1, "holds \(status), which is not an HTTP status") }
+            return Stored(fingerprint: try row.blob(0),
+                          response: HTTPResponse(status: status, headers: headers, body: try row.blob(3)))
         }
     }
 

@@ -16,7 +16,8 @@ public final class GatePassServer: @unchecked Sendable {
     public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any Clock = SystemClock(),
                 logSink: any LogSink = StandardErrorLog()) throws {
         try configuration.validate()
-        let store = try Store(path: configuration.database, synchronous: configuration.sqliteSynchronous)
+        let store = try Store(path: configuration.database, synchronous: configuration.sqliteSynchronous,
+                              busyTimeoutMilliseconds: Int32(configuration.sqliteBusyTimeoutMilliseconds))
         let secret: ServerSecret
         do {
             secret = try ServerSecret.loadOrCreate(path: configuration.resolvedSecretFile)

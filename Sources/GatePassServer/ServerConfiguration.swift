@@ -36,6 +36,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var idempotencyRetentionHours: Int = 24
     /// SQLite `synchronous` mode: FULL survives a power cut (see README).
     public var sqliteSynchronous = "FULL"
+    /// How long SQLite waits for another process's lock before a request answers 503.
+    public var sqliteBusyTimeoutMilliseconds: Int = 5_000
     /// When set, /metrics needs `Authorization: Bearer <metricsToken>`.
     public var metricsToken: String?
     /// IANA time zone for "today" (validity defaults, stats); default the machine's.
@@ -74,6 +76,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case eventRetentionHours, eventPingSeconds, pushFailAfterSeconds, maxConnections
         case maxConnectionsPerIP, trustedProxies, headerTimeoutSeconds, bodyTimeoutSeconds, keepAliveTimeoutSeconds
         case maxPushTestWaits, otpDeliveryTimeoutSeconds
+        case sqliteBusyTimeoutMilliseconds
     }
 
     // Every key is optional in the file: what it leaves out keeps its default.
@@ -95,6 +98,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         threads = try c.decodeIfPresent(Int.self, forKey: .threads) ?? d.threads
         idempotencyRetentionHours = try c.decodeIfPresent(Int.self, forKey: .idempotencyRetentionHours) ?? d.idempotencyRetentionHours
         sqliteSynchronous = try c.decodeIfPresent(String.self, forKey: .sqliteSynchronous) ?? d.sqliteSynchronous
+        sqliteBusyTimeoutMilliseconds = try c.decodeIfPresent(Int.self, forKey: .sqliteBusyTimeoutMilliseconds)
+            ?? d.sqliteBusyTimeoutMilliseconds
         metricsToken = try c.decodeIfPresent(String.self, forKey: .metricsToken)
         timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
         eventRetentionHours = try c.decodeIfPresent(Int.self, forKey: .eventRetentionHours) ?? d.eventRetentionHours
@@ -132,6 +137,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require((0...65_535).contains(port), "port must be between 0 and 65535")
         try require(!database.isEmpty, "database must name a file")
         try require(otpLifetimeSeconds > 0, "otpLifetimeSeconds must be positive")
+        try require((0...600_000).contains(sqliteBusyTimeoutMilliseconds),
+                    "sqliteBusyTimeoutMilliseconds must be between 0 and 600000")
         try require(otpMaxWrongTries > 0, "otpMaxWrongTries must be positive")
         try require(otpSendsPerHour > 0, "otpSendsPerHour must be positive")
         try require(otpResendIntervalSeconds >= 0, "otpResendIntervalSeconds must not be negative")

@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// The raw handle types, named (as GRDB does) so signatures say what they hold.
 public typealias SQLiteConnectionHandle = OpaquePointer
@@ -18,7 +19,9 @@ public final class Connection: @unchecked Sendable {
     /// Opens (creating if needed) the database at `path`.
     /// The corresponding C function is `sqlite3_open_v2`; the connection is opened with
     /// `SQLITE_OPEN_NOMUTEX` because each connection is confined to one thread at a time.
-    public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    /// - Parameter busyTimeoutMilliseconds: how long a statement waits for another
+    ///   connection's lock before failing with `SQLITE_BUSY`.
+    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
         self.path = path
         var raw: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
@@ -33,7 +36,35 @@ public final class Connection: @unchecked Sendable {
         sqlite3_extended_result_codes(raw, 1)
         // Writers wait for each other instead of failing at once (only the CLI and the
         // server may write the same file at the same time).
-        sqlite3_busy_timeout(raw, 5_000)
+        sqlite3_busy_timeout(raw, busyTimeoutMilliseconds)
+    }
+
+    /// How a private database file is created; tests pass a recording stand-in for `open`.
+    public typealias FileOpener = @Sendable (_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32
+
+    /// Creates `path` as an empty file readable and writable by its owner only, unless it
+    /// exists; returns whether it was created. SQLite takes an empty file for an empty
+    /// database and gives the WAL and shared-memory files it creates later the database
+    /// file's mode, so the data is private from its first byte — no chmod afterwards, and no
+    /// process-wide umask change. The corresponding C call is `open(O_CREAT | O_EXCL, 0600)`.
+    @discardableResult
+    public static func createPrivateFile(at path: String, open opener: FileOpener = { path, flags, mode in
+        Glibc.open(path, flags, mode)
+    }) throws(SQLiteError) -> Bool {
+        while true {
+            let descriptor = opener(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if descriptor >= 0 {
+                Glibc.close(descriptor)
+                return true
+            }
+            switch errno {
+            case EINTR: continue
+            case EEXIST: return false
+            default:
+                throw SQLiteError(code: SQLITE_CANTOPEN,
+                                  message: "cannot create \(path): \(String(cString: strerror(errno)))")
+            }
+        }
     }
 
     private var isClosed = false
@@ -51,6 +82,9 @@ public final class Connection: @unchecked Sendable {
     }
 
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// False while a transaction is open (`sqlite3_get_autocommit`).
+    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 
     // MARK: - Running SQL
 
@@ -101,7 +135,7 @@ public final class Connection: @unchecked Sendable {
 
     /// The first column of the first row as an integer (for COUNT and friends).
     public func scalarInt(_ sql: String, _ arguments: [any SQLBindable] = []) throws -> Int64? {
-        try queryFirst(sql, arguments) { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+        try queryFirst(sql, arguments) { try $0.optionalInt64(0) } ?? nil
     }
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }

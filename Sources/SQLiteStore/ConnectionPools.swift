@@ -10,12 +10,14 @@ public final class ReaderPool: @unchecked Sendable {
     // `Synchronization.Mutex`, whose priority-inheritance futex is slow when contended
     // (swiftlang/swift#88440); every request borrows a reader.
     private let path: String
+    private let busyTimeoutMilliseconds: Int32
     private var idle: [Connection] = []
     private let lock = NSLock()
     private let closed = Atomic<Bool>(false)
 
-    public init(path: String) {
+    public init(path: String, busyTimeoutMilliseconds: Int32 = 5_000) {
         self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
     }
 
     /// Runs `body` with a connection that sees everything committed before it started.
@@ -35,7 +37,7 @@ public final class ReaderPool: @unchecked Sendable {
     }
 
     private func openReader() throws(SQLiteError) -> Connection {
-        let connection = try Connection(path: path)
+        let connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try connection.executeScript("PRAGMA query_only = ON; PRAGMA foreign_keys = ON; PRAGMA cache_size = -8000;")
         return connection
     }
@@ -74,10 +76,14 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private final class Job: @unchecked Sendable {
         // `failure` is written by the writer thread before `finish` runs.
         let body: (Connection) throws -> Void
+        /// Run on its own between transactions rather than inside the batch's transaction.
+        let outsideTransaction: Bool
         var failure: (any Error)?
         let finish: @Sendable ((any Error)?) -> Void
-        init(body: @escaping (Connection) throws -> Void, finish: @escaping @Sendable ((any Error)?) -> Void) {
+        init(body: @escaping (Connection) throws -> Void, outsideTransaction: Bool = false,
+             finish: @escaping @Sendable ((any Error)?) -> Void) {
             self.body = body
+            self.outsideTransaction = outsideTransaction
             self.finish = finish
         }
     }
@@ -112,11 +118,40 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// commit (or the failure), with what `body` returned or threw.
     public func submit<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T,
                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        submit(body, outsideTransaction: false, completion: completion)
+    }
+
+    /// Runs `body` on the writer thread between two transactions, and returns what it returned.
+    /// For what cannot run inside a transaction (some PRAGMAs) and for probes of the lock.
+    public func outsideTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        submit(body, outsideTransaction: true) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    /// Throws unless the database can be written now: the writer takes the write lock and
+    /// gives it back (`BEGIN IMMEDIATE; ROLLBACK`), waiting its turn like any write. A
+    /// read-only database (SQLITE_READONLY), another process holding the lock past the busy
+    /// timeout (SQLITE_BUSY) or an unreadable file fail it; nothing is written.
+    public func probeWritable() throws {
+        try outsideTransaction { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            try connection.execute("ROLLBACK")
+        }
+    }
+
+    private func submit<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T, outsideTransaction: Bool,
+                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let value = Mutex<T?>(nil)
         let job = Job(body: { connection in
             let result = try body(connection)
             value.withLock { $0 = result }
-        }, finish: { failure in
+        }, outsideTransaction: outsideTransaction, finish: { failure in
             if let failure { completion(.failure(failure)) } else { completion(.success(value.withLock { $0! })) }
         })
         condition.lock()
@@ -146,7 +181,30 @@ public final class GroupCommitWriter: @unchecked Sendable {
         }
     }
 
-    private func commit(_ batch: [Job]) {
+    private func commit(_ all: [Job]) {
+        for job in all where job.outsideTransaction {
+            do {
+                try job.body(connection)
+            } catch {
+                job.failure = error
+            }
+            // Whatever the job did (a probe that failed after its BEGIN, say), the batch's own
+            // transaction must start from a closed one.
+            if !connection.isAutocommit {
+                _ = try? connection.execute("ROLLBACK")
+                if job.failure == nil {
+                    job.failure = SQLiteError(code: 21 /* SQLITE_MISUSE */, message: "a job left a transaction open")
+                }
+            }
+        }
+        let alone = all.filter(\.outsideTransaction)
+        if !alone.isEmpty {
+            DispatchQueue.global(qos: .userInitiated).async {
+                for job in alone { job.finish(job.failure) }
+            }
+        }
+        let batch = all.filter { !$0.outsideTransaction }
+        guard !batch.isEmpty else { return }
         do {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {

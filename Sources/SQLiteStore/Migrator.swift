@@ -18,7 +18,7 @@ public enum Migrator {
         precondition(migrations.map(\.id) == migrations.map(\.id).sorted(), "migrations must be listed in order")
         try connection.executeScript(
             "CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
-        let applied = Set(try connection.query("SELECT id FROM schema_migrations") { $0.string(0) })
+        let applied = Set(try connection.query("SELECT id FROM schema_migrations") { try $0.string(0) })
         var appliedNow: [String] = []
         for migration in migrations where !applied.contains(migration.id) {
             try connection.inTransaction {

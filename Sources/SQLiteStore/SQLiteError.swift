@@ -23,10 +23,19 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         return error
     }
 
+    /// A value read back that the code does not understand (a NULL where a value must be,
+    /// the wrong storage class, an unknown code). It carries `SQLITE_MISMATCH`, SQLite's own
+    /// code for a datatype mismatch, so callers treat it like any other failed read.
+    static func unreadable(column: String, problem: String, sql: String) -> SQLiteError {
+        SQLiteError(code: SQLITE_MISMATCH, message: "column \(column) \(problem)", sql: sql)
+    }
+
     /// The primary result code (extended codes carry it in the low byte).
     public var primaryCode: Int32 { code & 0xFF }
     public var isConstraintViolation: Bool { primaryCode == SQLITE_CONSTRAINT }
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    /// A stored value that could not be understood (see `Row`).
+    public var isUnreadableValue: Bool { primaryCode == SQLITE_MISMATCH }
 
     public var description: String {
         if let sql { return "SQLite error \(code): \(message) (in: \(sql))" }

@@ -6,10 +6,44 @@ final class Statement {
     let sql: String
     unowned let connection: Connection
 
+    /// Prepares exactly one statement. Text after it must be only whitespace or comments:
+    /// `sqlite3_prepare_v3` compiles the first statement and points at the rest, which would
+    /// otherwise be dropped without a word (a second statement smuggled into `sql` is refused,
+    /// never half-run).
     init(connection: Connection, sql: String) throws(SQLiteError) {
+        // SQLite reads SQL text only up to a NUL: anything after one would go unseen.
+        guard !sql.utf8.contains(0) else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "a NUL character in SQL text", sql: sql)
+        }
         var raw: OpaquePointer?
-        let code = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        var trailing: SQLiteStatementHandle?
+        let code: Int32 = sql.utf8CString.withUnsafeBufferPointer { text in
+            let start = text.baseAddress!
+            let end = start + (text.count - 1) // the terminating NUL
+            var tail: UnsafePointer<CChar>?
+            // The length includes the terminator, which spares SQLite a copy (C documentation).
+            let code = sqlite3_prepare_v3(connection.handle, start, Int32(text.count), UInt32(SQLITE_PREPARE_PERSISTENT),
+                                          &raw, &tail)
+            guard code == SQLITE_OK, var rest = tail else { return code }
+            // Preparing the rest yields no statement exactly when it holds no SQL (only
+            // whitespace, comments and empty statements), as the C documentation of
+            // sqlite3_prepare says; go on until the text is used up.
+            while rest < end {
+                var next: UnsafePointer<CChar>?
+                let restCode = sqlite3_prepare_v3(connection.handle, rest, Int32(end - rest), 0, &trailing, &next)
+                guard restCode == SQLITE_OK else { return restCode }
+                guard trailing == nil, let next, next > rest else { break }
+                rest = next
+            }
+            return code
+        }
+        if let trailing {
+            sqlite3_finalize(trailing)
+            if let raw { sqlite3_finalize(raw) }
+            throw SQLiteError(code: SQLITE_MISUSE, message: "more than one statement in one SQL text", sql: sql)
+        }
         guard code == SQLITE_OK, let raw else {
+            if let raw { sqlite3_finalize(raw) }
             throw SQLiteError(code: code, message: connection.lastErrorMessage, sql: sql)
         }
         handle = raw
@@ -37,9 +71,22 @@ final class Statement {
             case .integer(let value): code = sqlite3_bind_int64(handle, index, value)
             case .real(let value): code = sqlite3_bind_double(handle, index, value)
             case .text(let value):
-                code = value.withCString { gatepass_sqlite3_bind_text_transient(handle, index, $0, -1) }
+                // Bound by its byte length, so an embedded NUL is stored rather than ending the text.
+                let bytes = Array(value.utf8)
+                precondition(bytes.count <= Int(Int32.max), "a text of \(bytes.count) bytes cannot be bound")
+                code = bytes.withUnsafeBufferPointer { buffer in
+                    // A null pointer would bind NULL, not the empty text.
+                    guard let base = buffer.baseAddress, !buffer.isEmpty else {
+                        return gatepass_sqlite3_bind_text_transient(handle, index, "", 0)
+                    }
+                    return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                        gatepass_sqlite3_bind_text_transient(handle, index, $0, Int32(buffer.count))
+                    }
+                }
             case .blob(let bytes):
-                code = bytes.withUnsafeBytes {
+                precondition(bytes.count <= Int(Int32.max), "a blob of \(bytes.count) bytes cannot be bound")
+                // A null pointer would bind NULL: an empty blob is bound as a zero-length blob.
+                code = bytes.isEmpty ? sqlite3_bind_zeroblob(handle, index, 0) : bytes.withUnsafeBytes {
                     gatepass_sqlite3_bind_blob_transient(handle, index, $0.baseAddress, Int32($0.count))
                 }
             }
@@ -61,29 +108,122 @@ final class Statement {
 }
 
 /// The current row of a running query. Valid only inside the mapping closure.
+///
+/// Every accessor checks the value's storage class and fails closed: a NULL where a value
+/// must be, a text where a number must be, text that is not UTF-8, an integer out of range
+/// or a value the caller's parser does not know is thrown as `SQLiteError.unreadable`, never
+/// turned into a default (a default could admit a pass the database does not describe).
 public struct Row {
     let statement: Statement
 
-    public func isNull(_ column: Int32) -> Bool {
-        sqlite3_column_type(statement.handle, column) == SQLITE_NULL
+    private func storageClass(_ column: Int32) -> Int32 { sqlite3_column_type(statement.handle, column) }
+
+    private static func storageClassName(_ type: Int32) -> String {
+        switch type {
+        case SQLITE_INTEGER: "an integer"
+        case SQLITE_FLOAT: "a real"
+        case SQLITE_TEXT: "a text"
+        case SQLITE_BLOB: "a blob"
+        default: "NULL"
+        }
     }
 
-    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
-    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement.handle, column)) }
-    public func bool(_ column: Int32) -> Bool { sqlite3_column_int64(statement.handle, column) != 0 }
-    public func double(_ column: Int32) -> Double { sqlite3_column_double(statement.handle, column) }
-
-    public func string(_ column: Int32) -> String {
-        guard let text = sqlite3_column_text(statement.handle, column) else { return "" }
-        return String(cString: text)
+    /// The error for `column`: names the column and the SQL, never a bound value.
+    public func unreadable(_ column: Int32, _ problem: String) -> SQLiteError {
+        let name = sqlite3_column_name(statement.handle, column).map { String(cString: $0) } ?? "?"
+        return SQLiteError.unreadable(column: "\(column) (\(name))", problem: problem, sql: statement.sql)
     }
 
-    public func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
-    public func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+    private func require(_ column: Int32, _ wanted: Int32, _ what: String) throws(SQLiteError) {
+        let found = storageClass(column)
+        guard found == wanted else {
+            throw unreadable(column, "holds \(Self.storageClassName(found)) where \(what) must be")
+        }
+    }
 
-    public func blob(_ column: Int32) -> [UInt8] {
+    public func isNull(_ column: Int32) -> Bool { storageClass(column) == SQLITE_NULL }
+
+    public func int64(_ column: Int32) throws(SQLiteError) -> Int64 {
+        try require(column, SQLITE_INTEGER, "an integer")
+        return sqlite3_column_int64(statement.handle, column)
+    }
+
+    public func int(_ column: Int32) throws(SQLiteError) -> Int {
+        let value = try int64(column)
+        guard let exact = Int(exactly: value) else { throw unreadable(column, "holds an integer out of range") }
+        return exact
+    }
+
+    /// 0 or 1; any other integer is not a boolean this code wrote.
+    public func bool(_ column: Int32) throws(SQLiteError) -> Bool {
+        switch try int64(column) {
+        case 0: return false
+        case 1: return true
+        default: throw unreadable(column, "holds an integer that is neither 0 nor 1 where a boolean must be")
+        }
+    }
+
+    /// A real, or an integer (SQLite stores whole reals of some expressions as integers).
+    public func double(_ column: Int32) throws(SQLiteError) -> Double {
+        let found = storageClass(column)
+        guard found == SQLITE_FLOAT || found == SQLITE_INTEGER else {
+            throw unreadable(column, "holds \(Self.storageClassName(found)) where a number must be")
+        }
+        return sqlite3_column_double(statement.handle, column)
+    }
+
+    /// The text, read by its byte length (`sqlite3_column_bytes`), so an embedded NUL is kept.
+    public func string(_ column: Int32) throws(SQLiteError) -> String {
+        try require(column, SQLITE_TEXT, "a text")
+        // sqlite3_column_text first, then sqlite3_column_bytes: the order the C documentation asks for.
+        let text = sqlite3_column_text(statement.handle, column)
         let count = Int(sqlite3_column_bytes(statement.handle, column))
-        guard count > 0, let bytes = sqlite3_column_blob(statement.handle, column) else { return [] }
+        guard count > 0, let text else { return "" }
+        guard let value = String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self) else {
+            throw unreadable(column, "holds a text that is not UTF-8")
+        }
+        return value
+    }
+
+    public func optionalString(_ column: Int32) throws(SQLiteError) -> String? {
+        isNull(column) ? nil : try string(column)
+    }
+
+    public func optionalInt64(_ column: Int32) throws(SQLiteError) -> Int64? {
+        isNull(column) ? nil : try int64(column)
+    }
+
+    public func blob(_ column: Int32) throws(SQLiteError) -> [UInt8] {
+        try require(column, SQLITE_BLOB, "a blob")
+        let bytes = sqlite3_column_blob(statement.handle, column)
+        let count = Int(sqlite3_column_bytes(statement.handle, column))
+        guard count > 0, let bytes else { return [] }
         return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+
+    public func optionalBlob(_ column: Int32) throws(SQLiteError) -> [UInt8]? {
+        isNull(column) ? nil : try blob(column)
+    }
+
+    /// The text of `column` parsed by `parse`; a text it refuses (nil) is an error naming `what`.
+    ///
+    ///     let status = try row.parsed(11, as: "visitor status", VisitorStatus.init(rawValue:))
+    public func parsed<T>(_ column: Int32, as what: String, _ parse: (String) -> T?) throws(SQLiteError) -> T {
+        let text = try string(column)
+        guard let value = parse(text) else {
+            throw unreadable(column, "holds \(Self.excerpt(text)), which is not a known \(what)")
+        }
+        return value
+    }
+
+    public func optionalParsed<T>(_ column: Int32, as what: String, _ parse: (String) -> T?) throws(SQLiteError) -> T? {
+        isNull(column) ? nil : try parsed(column, as: what, parse)
+    }
+
+    /// A short, escaped rendering of an unknown value for the log (these are codes such as
+    /// statuses and roles, never secrets): control characters are shown, not written.
+    static func excerpt(_ text: String) -> String {
+        let cut = text.unicodeScalars.count > 40 ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(40))) + "…" : text
+        return cut.debugDescription
     }
 }

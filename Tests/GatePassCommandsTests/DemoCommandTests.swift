@@ -55,7 +55,7 @@ import Testing
         #expect(first.name != second.name)
         let events = try server.store.read { db in
             try db.query("SELECT kind, visitor_id, checkpoint_id FROM events ORDER BY id", []) { row in
-                (row.string(0), row.string(1), row.string(2))
+                (try row.string(0), try row.optionalString(1), try row.optionalString(2))
             }
         }
         // (Each also lands in users' notification lists as notification.new.)

@@ -89,7 +89,7 @@ import Testing
 
         let rows = try server.store.read { db in
             try db.query("SELECT short_id, result, COUNT(*) FROM scans GROUP BY short_id, result") {
-                (shortId: $0.string(0), result: $0.string(1), times: $0.int(2))
+                (shortId: try $0.string(0), result: try $0.string(1), times: try $0.int(2))
             }
         }
         #expect(rows.count == count)

@@ -35,7 +35,7 @@ import Testing
             #expect(writer.commits >= 1 && writer.commits <= 60)
             writer.close()
             let reader = try Connection(path: directory + "/g.db")
-            let rows = try reader.query("SELECT n FROM t ORDER BY n") { $0.int(0) }
+            let rows = try reader.query("SELECT n FROM t ORDER BY n") { try $0.int(0) }
             #expect(rows == (0..<60).filter { $0 % 10 != 3 })
         }
     }

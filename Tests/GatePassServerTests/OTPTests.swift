@@ -315,11 +315,15 @@ import Testing
             let peek = try server.get("/api/auth/dev-peek-otp?email=owner@acme.test")
             #expect(peek.keys == ["otp"])
             let stored = try server.store.read { db in
-                try db.query("SELECT * FROM otp_codes", []) { row in (0..<5).map { row.string(Int32($0)) } + [String(decoding: row.blob(1), as: UTF8.self)] }
+                // Every column as text (rows are read strictly by type, so cast them), and the HMAC's bytes.
+                try db.query("""
+                    SELECT CAST(email AS TEXT), CAST(expires_at AS TEXT), CAST(wrong_tries AS TEXT), CAST(used AS TEXT),
+                           code_hmac FROM otp_codes
+                    """, []) { row in try (0..<4).map { try row.string(Int32($0)) } + [String(decoding: try row.blob(4), as: UTF8.self)] }
             }
             #expect(stored.count == 1)
             for value in stored.flatMap({ $0 }) { #expect(!value.contains(code)) }
-            let hmac = try server.store.read { db in try db.queryFirst("SELECT code_hmac FROM otp_codes", []) { $0.blob(0) } }
+            let hmac = try server.store.read { db in try db.queryFirst("SELECT code_hmac FROM otp_codes", []) { try $0.blob(0) } }
             #expect(hmac?.count == 32)
             var info = stat()
             #expect(stat(server.directory + "/gatepass.db.secret", &info) == 0)

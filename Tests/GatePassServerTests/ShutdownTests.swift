@@ -90,7 +90,7 @@ final class HoldingResponder: HTTPResponder, @unchecked Sendable {
             #expect(throws: SQLiteError.self) { try writer.write { db in try db.execute("INSERT INTO t (n) VALUES (3)") } }
             writer.close()
             let reader = try Connection(path: directory + "/g.db")
-            #expect(try reader.query("SELECT n FROM t ORDER BY n") { $0.int(0) } == [1])
+            #expect(try reader.query("SELECT n FROM t ORDER BY n") { try $0.int(0) } == [1])
         }
     }
 
@@ -117,7 +117,7 @@ final class HoldingResponder: HTTPResponder, @unchecked Sendable {
             server.server.stop(grace: .milliseconds(100))
             done.wait()
             #expect(answer.withLock { $0?.status } == 503)
-            #expect(answer.withLock { $0?.text ?? "" }.contains("UNAVAILABLE"))
+            #expect((answer.withLock { $0?.text } ?? "").contains("UNAVAILABLE"))
             #expect(ContinuousClock.now - stopped < .seconds(20), "the stop must not wait for the 30 s push-test")
         }
     }

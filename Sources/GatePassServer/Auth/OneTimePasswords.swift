@@ -20,15 +20,23 @@ final class OneTimePasswords: Sendable {
         var resendIntervalSeconds: Int
     }
 
+    /// Compares a stored HMAC with the one just computed; constant-time. Tests count the calls.
+    typealias Comparator = @Sendable (_ stored: [UInt8], _ computed: [UInt8]) -> Bool
+
     let rules: Rules
     private let key: [UInt8]
     /// Plain codes, kept only with --dev so `dev-peek-otp` can show them.
     private let devCodes: Mutex<[String: String]>?
+    private let compare: Comparator
+    /// Stands in for the stored HMAC when an email has no code, so that case does the same work.
+    private let absentCodeHMAC: [UInt8]
 
-    init(rules: Rules, secret: ServerSecret, devMode: Bool) {
+    init(rules: Rules, secret: ServerSecret, devMode: Bool, compare: @escaping Comparator = { constantTimeEquals($0, $1) }) {
         self.rules = rules
         key = secret.key(for: "otp")
         devCodes = devMode ? Mutex([:]) : nil
+        self.compare = compare
+        absentCodeHMAC = HMACSHA256.authenticate(key: key, message: "no code was issued for this email")
     }
 
     static func normalize(email: String) -> String { email.trimmingCharacters(in: .whitespaces).lowercased() }
@@ -47,7 +55,7 @@ final class OneTimePasswords: Sendable {
     func issue(email: String, now: Date, _ db: Connection) throws -> String {
         let hourAgo = now.addingTimeInterval(-3600).milliseconds
         try db.execute("DELETE FROM otp_sends WHERE email = ? AND sent_at <= ?", [email, hourAgo])
-        let sends = try db.query("SELECT sent_at FROM otp_sends WHERE email = ? ORDER BY sent_at", [email]) { $0.int64(0) }
+        let sends = try db.query("SELECT sent_at FROM otp_sends WHERE email = ? ORDER BY sent_at", [email]) { try $0.int64(0) }
         if let last = sends.last {
             let waitMilliseconds = last + Int64(rules.resendIntervalSeconds) * 1000 - now.milliseconds
             if waitMilliseconds > 0 {
@@ -73,14 +81,21 @@ final class OneTimePasswords: Sendable {
 
     /// Whether `code` is the live code for `email`; consumes it on success and counts a wrong
     /// try otherwise. Runs inside a write transaction.
+    ///
+    /// The HMAC of the code and its constant-time comparison run whether or not a code exists
+    /// (against a stand-in when none does) and whether or not it is still alive, so the time
+    /// taken says nothing about either.
     func redeem(email: String, code: String, now: Date, _ db: Connection) throws -> Bool {
+        let computed = digest(email: email, code: code)
         guard let stored = try db.queryFirst(
             "SELECT code_hmac, expires_at, wrong_tries, used FROM otp_codes WHERE email = ?", [email],
-            { (hmac: $0.blob(0), expiresAt: $0.int64(1), wrongTries: $0.int(2), used: $0.bool(3)) })
-        else { return false }
+            { (hmac: try $0.blob(0), expiresAt: try $0.int64(1), wrongTries: try $0.int(2), used: try $0.bool(3)) })
+        else {
+            _ = compare(absentCodeHMAC, computed)
+            return false
+        }
         let alive = !stored.used && stored.expiresAt > now.milliseconds && stored.wrongTries < rules.maxWrongTries
-        // Compare even when the code is dead, so the time taken says nothing about its state.
-        let matches = constantTimeEquals(stored.hmac, digest(email: email, code: code))
+        let matches = compare(stored.hmac, computed)
         guard alive else { return false }
         guard matches else {
             try db.execute("UPDATE otp_codes SET wrong_tries = wrong_tries + 1 WHERE email = ?", [email])

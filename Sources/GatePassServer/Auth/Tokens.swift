@@ -17,16 +17,33 @@ public struct ServerSecret: Sendable {
 
     public init(bytes: [UInt8]) { self.bytes = bytes }
 
-    /// Reads the secret at `path`, creating it (owner-only) if it does not exist.
+    /// Reads the secret at `path`, creating it (owner-only, `O_CREAT | O_EXCL`, mode 0600) if
+    /// it does not exist.
+    /// - Throws: `ConfigurationError` when the file cannot be read or made, does not hold a
+    ///   secret, or may be read or written by its group or others (a leaked secret forges every token).
     public static func loadOrCreate(path: String) throws -> ServerSecret {
-        if let data = FileManager.default.contents(atPath: path) {
+        let existing = open(path, O_RDONLY | O_CLOEXEC)
+        if existing >= 0 {
+            defer { close(existing) }
+            var status = stat()
+            guard fstat(existing, &status) == 0 else { throw ConfigurationError(message: "cannot read the secret file \(path)") }
+            let permissions = status.st_mode & 0o777
+            guard permissions & 0o077 == 0 else {
+                throw ConfigurationError(message: "the secret file \(path) has mode \(String(permissions, radix: 8)): "
+                                         + "its group or others may read it; run chmod 600 \(path) (and consider it leaked: "
+                                         + "delete it to make a new one, which ends every token)")
+            }
+            let data = FileHandle(fileDescriptor: existing, closeOnDealloc: false).readDataToEndOfFile()
             guard let text = String(data: data, encoding: .utf8),
                   let bytes = Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes.count >= 32
             else { throw ConfigurationError(message: "\(path) does not hold a Gate Pass secret (delete it to make a new one; every token then ends)") }
             return ServerSecret(bytes: bytes)
         }
+        guard errno == ENOENT else {
+            throw ConfigurationError(message: "cannot read the secret file \(path): \(String(cString: strerror(errno)))")
+        }
         let bytes = try SecureRandom.bytes(32)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw ConfigurationError(message: "cannot create the secret file \(path)") }
         defer { close(descriptor) }
         let text = Array((Base64URL.encode(bytes) + "\n").utf8)
@@ -42,7 +59,18 @@ public struct ServerSecret: Sendable {
 
 /// What a token says about itself; the session behind it is checked on every request.
 struct TokenClaims: Equatable {
-    enum Kind: String { case login = "l", scanner = "s" }
+    enum Kind: String {
+        case login = "l", scanner = "s"
+
+        /// The kind as the sessions table names it.
+        init?(storedName: String) {
+            switch storedName {
+            case "login": self = .login
+            case "scanner": self = .scanner
+            default: return nil
+            }
+        }
+    }
     var kind: Kind
     var sessionId: String
     var expiresAt: Int64 // seconds since 1970
@@ -83,6 +111,8 @@ struct Principal: Sendable {
     }
     var user: Profile
     var sessionId: String
+    /// When the session behind the token ends (its event streams end then too).
+    var sessionExpiresAt: Date
     var credential: Credential
 
     var kind: PrincipalKind {
@@ -122,15 +152,18 @@ enum Sessions {
                    u.id, u.email, u.name, u.role, u.organization_id, u.can_scan
             FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?
             """, [claims.sessionId]) { row -> Principal? in
-            guard row.isNull(3), row.int64(2) > now.milliseconds else { return nil }
-            let kind = row.string(0)
-            guard (kind == "login" && claims.kind == .login) || (kind == "scanner" && claims.kind == .scanner),
-                  let role = Role(rawValue: row.string(7))
-            else { return nil }
-            let user = Profile(id: row.string(4), email: row.string(5), name: row.string(6), role: role,
-                               organizationId: row.string(8), canScanCheckpoint: row.bool(9))
-            let credential: Principal.Credential = kind == "login" ? .login : .scanner(checkpointId: row.string(1))
-            return Principal(user: user, sessionId: claims.sessionId, credential: credential)
+            // Every column is read strictly (an unknown kind or role, a scanner session without
+            // its checkpoint, a time that is not an integer throw, and the request is 500);
+            // only then is the session judged, so damage is never mistaken for an ended session.
+            let kind = try row.parsed(0, as: "session kind", TokenClaims.Kind.init(storedName:))
+            let expiresAt = try row.date(2)
+            let revokedAt = try row.optionalDate(3)
+            let user = Profile(id: try row.string(4), email: try row.string(5), name: try row.string(6),
+                               role: try row.parsed(7, as: "role", Role.init(rawValue:)),
+                               organizationId: try row.string(8), canScanCheckpoint: try row.bool(9))
+            let credential: Principal.Credential = kind == .login ? .login : .scanner(checkpointId: try row.string(1))
+            guard revokedAt == nil, expiresAt.milliseconds > now.milliseconds, kind == claims.kind else { return nil }
+            return Principal(user: user, sessionId: claims.sessionId, sessionExpiresAt: expiresAt, credential: credential)
         } ?? nil
     }
 

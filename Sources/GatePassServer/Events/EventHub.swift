@@ -90,7 +90,7 @@ final class EventHub: @unchecked Sendable {
 
     /// The highest event id ever given out (purged or not).
     static func lastEventId(_ db: Connection) throws -> Int64 {
-        try db.queryFirst("SELECT seq FROM sqlite_sequence WHERE name = 'events'") { $0.int64(0) } ?? 0
+        try db.queryFirst("SELECT seq FROM sqlite_sequence WHERE name = 'events'") { try $0.int64(0) } ?? 0
     }
 
     /// Opens a stream for `filter`. Without `lastEventId` it starts at "now"; with one it
@@ -98,9 +98,10 @@ final class EventHub: @unchecked Sendable {
     /// when the id is from the future, e.g. a restored database).
     func subscribe(filter: EventStreamFilter, lastEventId: Int64?, _ db: Connection) throws -> EventStream {
         let newest = try Self.lastEventId(db)
-        let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'") {
-            $0.int64(0)
-        } ?? 0
+        // The row is made by migration 0002: without it a gap could go unannounced, so fail.
+        guard let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'", [],
+                                                    { try $0.int64(0) })
+        else { throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the events_purged_through counter is missing") }
         // `retry:` tells EventSource clients how soon to reconnect; it dispatches no event.
         var preamble = Array("retry: 3000\n\n".utf8)
         var cursor = newest
@@ -167,8 +168,19 @@ final class EventHub: @unchecked Sendable {
         }
         sql += " ORDER BY id LIMIT ?"
         arguments.append(Self.pageSize)
-        // Unknown kinds (a newer server wrote them) are skipped, but still move the cursor.
-        return try db.query(sql, arguments) { row in StoredEvent.decode(row) ?? StoredEvent.placeholder(id: row.int64(0)) }
+        // A row this build cannot read (an unknown kind a newer server wrote, a damaged value)
+        // is logged and never sent, but still moves the cursors: the hub serves every stream,
+        // and one bad row must not stop them all. Requests that read it (notification lists)
+        // fail with 500 instead.
+        return try db.query(sql, arguments) { row in
+            do {
+                return try StoredEvent.decode(row)
+            } catch {
+                let id = try row.int64(0)
+                logSink.log("event hub: event \(id) is not understood and is skipped: \(error)")
+                return StoredEvent.placeholder(id: id)
+            }
+        }
     }
 
     /// New events to every stream; streams that are behind catch up from the log first.
@@ -238,21 +250,24 @@ final class EventHub: @unchecked Sendable {
         }
     }
 
-    /// A stream lives no longer than its session: after a logout (at once) and every 30 s
-    /// (expiry), streams whose session is revoked or expired are ended. Their clients
-    /// reconnect and get 401.
+    /// A stream lives no longer than its session: on every tick of the hub (at most
+    /// `pollInterval` apart, on the injected clock) streams whose session has expired are
+    /// ended; after a logout (at once) and every 30 s, streams whose session was revoked (by
+    /// this process or another) are ended. Their clients reconnect and get 401.
     private func endStreamsOfEndedSessions(_ open: [EventStream]) throws {
+        let now = clock.now()
+        for stream in open where !stream.isOver && stream.filter.sessionExpiresAt <= now { stream.end() }
         let asked = condition.withLock {
             defer { mustRevalidate = false }
             return mustRevalidate
         }
         guard asked || ContinuousClock.now - lastRevalidation >= .seconds(30), !open.isEmpty else { return }
         lastRevalidation = .now
-        let now = clock.now().milliseconds
+        let nowMilliseconds = now.milliseconds
         let sessions = Set(open.map(\.filter.sessionId))
         let alive = try store.read { db in
             try Set(sessions.filter { id in
-                try db.queryFirst("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?", [id, now]) { _ in
+                try db.queryFirst("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?", [id, nowMilliseconds]) { _ in
                     true
                 } ?? false
             })
@@ -283,7 +298,7 @@ final class EventHub: @unchecked Sendable {
 }
 
 extension StoredEvent {
-    /// Stands for a row of a kind this build does not know: moves cursors, is never sent.
+    /// Stands for a row this build cannot read: moves cursors, is never sent.
     static func placeholder(id: Int64) -> StoredEvent {
         StoredEvent(id: id, kind: .streamGap, audience: EventAudience(organizationId: ""), data: "", createdAt: Date())
     }

@@ -18,9 +18,12 @@ struct EventStreamFilter: Sendable {
     var deviceToken: String?
     /// The session behind the stream's token: the stream ends when it does.
     var sessionId: String
+    /// When that session expires; the hub ends the stream on its next tick after it.
+    var sessionExpiresAt: Date
 
     init(principal: Principal, deviceToken: String?) {
         sessionId = principal.sessionId
+        sessionExpiresAt = principal.sessionExpiresAt
         switch principal.credential {
         case .login: subscriber = .user(principal.user)
         case .scanner(let checkpointId): subscriber = .scanner(user: principal.user, checkpointId: checkpointId)

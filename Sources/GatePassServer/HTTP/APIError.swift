@@ -54,7 +54,8 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     static func notFound(_ what: String) -> APIError { APIError(code: .notFound, message: "\(what) not found") }
     static func conflict(_ message: String) -> APIError { APIError(code: .conflict, message: message) }
     static func `internal`(_ message: String) -> APIError { APIError(code: .internal, message: message) }
-    static func unavailable(_ message: String, retryAfter seconds: Int = 5) -> APIError {
+    /// 503 with `Retry-After` (api.md: shutting down, database busy or not writable).
+    static func unavailable(_ message: String, retryAfter seconds: Int = 1) -> APIError {
         APIError(code: .unavailable, message: message, headers: ["Retry-After": String(max(1, seconds))])
     }
     static func rateLimited(retryAfter seconds: Int, _ message: String) -> APIError {
@@ -71,6 +72,8 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case is DecodingError: return .badRequest(JSONBody.describe(error))
         case let error as SQLiteError where error.isWriterClosing:
             return .unavailable("the server is stopping; the change was not made; try again shortly")
+        // Another connection holds the lock past the busy timeout: worth a retry, not a bug.
+        case let error as SQLiteError where error.isBusy: return .unavailable("the database is busy; retry in a moment")
         default: return .internal("internal error")
         }
     }

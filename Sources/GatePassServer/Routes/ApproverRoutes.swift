@@ -42,7 +42,7 @@ extension GatePassApplication {
             previous = try db.queryFirst("""
                 SELECT COUNT(*), MAX(checked_in_at) FROM visitors
                 WHERE organization_id = ? AND \(identity.column) = ? AND id != ? AND checked_in_at IS NOT NULL
-                """, [record.organizationId, identity.value, visitor.id]) { ($0.int(0), $0.optionalDate(1)) } ?? (0, nil)
+                """, [record.organizationId, identity.value, visitor.id]) { (try $0.int(0), try $0.optionalDate(1)) } ?? (0, nil)
         }
         var checkpoint: CheckpointSummary?
         if let checkpointId = record.approvalCheckpointId,

@@ -14,12 +14,20 @@ extension GatePassApplication {
         return raw
     }
 
-    /// Upserts on the unique token: the same token registered again is re-bound to the caller.
+    /// Upserts on the unique token: the same token registered again is re-bound to the caller
+    /// when its current user is of the caller's organization; a token of another organization
+    /// is 409 and stays where it is (api.md), so no one can take over another tenant's device.
     func registerDevice(_ call: Call, _ db: Connection) throws -> HTTPResponse {
         let body = try JSONBody.decode(RegisterDeviceBody.self, from: call.request.body)
         let token = try validatedDeviceToken(body.token)
         guard Device.platforms.contains(body.platform) else {
             throw APIError.badRequest("platform must be one of \(Device.platforms.sorted().joined(separator: ", "))")
+        }
+        let currentOrganization = try db.queryFirst("""
+            SELECT u.organization_id FROM devices d JOIN users u ON u.id = d.user_id WHERE d.token = ?
+            """, [token]) { try $0.string(0) }
+        if let currentOrganization, currentOrganization != call.caller.organizationId {
+            throw APIError.conflict("this device token is registered in another organization; make a new one")
         }
         try db.execute("""
             INSERT INTO devices (token, platform, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)
@@ -28,8 +36,8 @@ extension GatePassApplication {
             """, [token, body.platform, call.caller.user.id, call.now.milliseconds, call.now.milliseconds])
         let device = try db.queryFirst("SELECT token, platform, user_id, created_at, last_seen_at FROM devices WHERE token = ?",
                                        [token]) { row in
-            Device(token: row.string(0), platform: row.string(1), userId: row.string(2),
-                   createdAt: Timestamp(row.date(3)), lastSeenAt: Timestamp(row.date(4)))
+            Device(token: try row.string(0), platform: try row.string(1), userId: try row.string(2),
+                   createdAt: Timestamp(try row.date(3)), lastSeenAt: Timestamp(try row.date(4)))
         }
         return JSONBody.response(device!)
     }

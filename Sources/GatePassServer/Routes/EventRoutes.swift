@@ -28,7 +28,7 @@ extension GatePassApplication {
     /// stream must never confirm deliveries to someone else's device.
     private func presentedDevice(_ call: Call, _ db: Connection) throws -> String? {
         guard let token = call.request.header("x-device-token"), (1...512).contains(token.utf8.count) else { return nil }
-        let owner = try db.queryFirst("SELECT user_id FROM devices WHERE token = ?", [token]) { $0.string(0) }
+        let owner = try db.queryFirst("SELECT user_id FROM devices WHERE token = ?", [token]) { try $0.string(0) }
         return owner == call.caller.user.id ? token : nil
     }
 

@@ -22,10 +22,10 @@ extension GatePassApplication {
 
     private static let notificationColumns = "e.id, e.kind, e.title, e.visitor_id, e.created_at, m.read_at"
 
-    private static func notification(_ row: Row) -> NotificationItem {
-        NotificationItem(id: String(row.int64(0)), kind: EventKind(rawValue: row.string(1)) ?? .pushTest,
-                         title: row.string(2), visitorId: row.optionalString(3), createdAt: Timestamp(row.date(4)),
-                         readAt: row.optionalDate(5).map(Timestamp.init))
+    private static func notification(_ row: Row) throws -> NotificationItem {
+        NotificationItem(id: String(try row.int64(0)), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
+                         title: try row.string(2), visitorId: try row.optionalString(3),
+                         createdAt: Timestamp(try row.date(4)), readAt: try row.optionalDate(5).map(Timestamp.init))
     }
 
     func listNotifications(_ call: Call, _ db: Connection) throws -> HTTPResponse {

@@ -8,11 +8,12 @@ import Synchronization
 extension Scan {
     static let columns = "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq"
 
-    static func read(_ row: Row) -> (scan: Scan, seq: Int64) {
-        (Scan(id: row.string(0), shortId: row.optionalString(1), raw: row.string(2),
-              result: ScanResult(rawValue: row.string(3)) ?? .invalid, visitorId: row.optionalString(4),
-              checkpointId: row.string(5), scannedBy: row.string(6), scannedAt: Timestamp(row.date(7)),
-              receivedAt: Timestamp(row.date(8)), offline: row.bool(9)), row.int64(10))
+    static func read(_ row: Row) throws -> (scan: Scan, seq: Int64) {
+        (Scan(id: try row.string(0), shortId: try row.optionalParsed(1, as: "short id", { ShortID(stored: $0)?.rawValue }),
+              raw: try row.string(2), result: try row.parsed(3, as: "scan result", ScanResult.init(rawValue:)),
+              visitorId: try row.optionalString(4), checkpointId: try row.string(5), scannedBy: try row.string(6),
+              scannedAt: Timestamp(try row.date(7)), receivedAt: Timestamp(try row.date(8)), offline: try row.bool(9)),
+         try row.int64(10))
     }
 
     func insert(organizationId: String, _ db: Connection) throws {
@@ -212,7 +213,7 @@ extension GatePassApplication {
             WHERE organization_id = ? AND change_seq > ? AND valid_until >= ? AND valid_from <= ?
             ORDER BY change_seq LIMIT 500
             """, [call.caller.organizationId, since, today.from.milliseconds, today.until.milliseconds]) {
-            (VisitorRecords.record($0).visitor, $0.int64(25))
+            (try VisitorRecords.record($0).visitor, try $0.int64(25))
         }
         return JSONBody.response(ExpectedPasses(items: rows.map(\.0), cursor: String(rows.last?.1 ?? since)))
     }
@@ -312,8 +313,15 @@ extension GatePassApplication {
         return JSONBody.response(status: 201, checkpoint)
     }
 
+    /// 200 only while the database answers reads and can be written (see `WriteProbe`).
     func healthz(_ db: Connection) throws -> HTTPResponse {
-        guard (try? db.scalarInt("SELECT 1")) == 1 else { throw APIError.internal("the database does not answer") }
+        do {
+            _ = try db.scalarInt("SELECT 1")
+        } catch {
+            logSink.log("healthz: the database cannot be read: \(error)")
+            throw APIError.unavailable("the database cannot be read")
+        }
+        if writeProbe.failure() != nil { throw APIError.unavailable("the database cannot be written") }
         return JSONBody.response(["status": "ok"])
     }
 }

@@ -7,10 +7,11 @@ enum Directory {
     static let defaultCheckpointName = "Main gate"
     private static let userColumns = "id, email, name, role, organization_id, can_scan"
 
-    private static func profile(_ row: Row) -> Profile {
-        Profile(id: row.string(0), email: row.string(1), name: row.string(2),
-                role: Role(rawValue: row.string(3)) ?? .approver, organizationId: row.string(4),
-                canScanCheckpoint: row.bool(5))
+    /// An unknown role throws: it must never read as some role nobody gave.
+    private static func profile(_ row: Row) throws -> Profile {
+        Profile(id: try row.string(0), email: try row.string(1), name: try row.string(2),
+                role: try row.parsed(3, as: "role", Role.init(rawValue:)), organizationId: try row.string(4),
+                canScanCheckpoint: try row.bool(5))
     }
 
     static func user(email: String, _ db: Connection) throws -> Profile? {
@@ -22,7 +23,7 @@ enum Directory {
     }
 
     static func organizationId(named name: String, _ db: Connection) throws -> String? {
-        try db.queryFirst("SELECT id FROM organizations WHERE name = ?", [name]) { $0.string(0) }
+        try db.queryFirst("SELECT id FROM organizations WHERE name = ?", [name]) { try $0.string(0) }
     }
 
     static func organizationExists(id: String, _ db: Connection) throws -> Bool {
@@ -51,9 +52,9 @@ enum Directory {
     }
 
     private static let checkpointColumns = "id, name, organization_id, is_default, created_at"
-    private static func checkpoint(_ row: Row) -> Checkpoint {
-        Checkpoint(id: row.string(0), name: row.string(1), organizationId: row.string(2), isDefault: row.bool(3),
-                   createdAt: Timestamp(row.date(4)))
+    private static func checkpoint(_ row: Row) throws -> Checkpoint {
+        Checkpoint(id: try row.string(0), name: try row.string(1), organizationId: try row.string(2),
+                   isDefault: try row.bool(3), createdAt: Timestamp(try row.date(4)))
     }
 
     static func checkpoints(organizationId: String?, _ db: Connection) throws -> [Checkpoint] {

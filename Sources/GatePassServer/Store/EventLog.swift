@@ -25,14 +25,13 @@ struct StoredEvent: Sendable {
 
     static let columns = "id, kind, organization_id, approver_id, checkpoint_id, user_id, device_token, data, created_at"
 
-    /// Rows whose kind this build does not know are skipped (nil), never guessed at.
-    static func decode(_ row: Row) -> StoredEvent? {
-        guard let kind = EventKind(rawValue: row.string(1)) else { return nil }
-        return StoredEvent(id: row.int64(0), kind: kind,
-                           audience: EventAudience(organizationId: row.string(2), approverId: row.optionalString(3),
-                                                   checkpointId: row.optionalString(4), userId: row.optionalString(5),
-                                                   deviceToken: row.optionalString(6)),
-                           data: row.string(7), createdAt: row.date(8))
+    /// A row of `columns`; throws for any value not understood, an unknown kind included.
+    static func decode(_ row: Row) throws -> StoredEvent {
+        StoredEvent(id: try row.int64(0), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
+                    audience: EventAudience(organizationId: try row.string(2), approverId: try row.optionalString(3),
+                                            checkpointId: try row.optionalString(4), userId: try row.optionalString(5),
+                                            deviceToken: try row.optionalString(6)),
+                    data: try row.string(7), createdAt: try row.date(8))
     }
 }
 
@@ -106,7 +105,7 @@ enum EventLog {
     /// highest id deleted so that a resume from before it is told about the gap.
     static func purge(olderThan cutoff: Date, _ db: Connection) throws {
         guard let last = try db.queryFirst("SELECT MAX(id) FROM events WHERE created_at < ?", [cutoff.milliseconds], {
-            $0.isNull(0) ? nil : $0.int64(0)
+            try $0.optionalInt64(0)
         }) ?? nil else { return }
         try db.execute("DELETE FROM push_deliveries WHERE event_id <= ?", [last])
         try db.execute("DELETE FROM notification_marks WHERE event_id <= ?", [last])

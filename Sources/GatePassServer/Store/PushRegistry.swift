@@ -21,8 +21,8 @@ public enum PushRegistry {
         }
         sql += " ORDER BY u.email, d.token"
         return try db.query(sql, arguments) { row in
-            PushTarget(token: row.string(0), platform: row.string(1), userId: row.string(2), email: row.string(3),
-                       name: row.string(4))
+            PushTarget(token: try row.string(0), platform: try row.string(1), userId: try row.string(2),
+                       email: try row.string(3), name: try row.string(4))
         }
     }
 
@@ -31,7 +31,7 @@ public enum PushRegistry {
     static func sendTests(to targets: [PushTarget], now: Date, _ db: Connection) throws -> [Int64] {
         try targets.map { target in
             guard let organizationId = try db.queryFirst("SELECT organization_id FROM users WHERE id = ?", [target.userId],
-                                                         { $0.string(0) }) else {
+                                                         { try $0.string(0) }) else {
                 throw APIError.notFound("user")
             }
             let data = EventLog.encode(PushTestData(message: "Test notification from gatepass push-test", sentAt: Timestamp(now)))
@@ -60,7 +60,7 @@ public enum PushRegistry {
     static func deliveryStatuses(targets: [PushTarget], eventIds: [Int64], _ db: Connection) throws -> [String: String] {
         try Dictionary(uniqueKeysWithValues: zip(targets, eventIds).compactMap { target, id -> (String, String)? in
             try db.queryFirst("SELECT status FROM push_deliveries WHERE token = ? AND event_id = ?", [target.token, id]) {
-                (target.token, $0.string(0))
+                (target.token, try $0.string(0))
             }
         })
     }
@@ -116,9 +116,9 @@ public enum PushRegistry {
         sql += " ORDER BY p.event_id DESC, p.token LIMIT ?"
         arguments.append(limit)
         return try db.query(sql, arguments) { row in
-            PushDelivery(eventId: row.int64(0), kind: row.string(1), token: row.string(2), userId: row.string(3),
-                         status: row.string(4), createdAt: Timestamp(row.date(5)),
-                         finishedAt: row.optionalDate(6).map(Timestamp.init))
+            PushDelivery(eventId: try row.int64(0), kind: try row.string(1), token: try row.string(2),
+                         userId: try row.string(3), status: try row.string(4), createdAt: Timestamp(try row.date(5)),
+                         finishedAt: try row.optionalDate(6).map(Timestamp.init))
         }
     }
 

@@ -9,30 +9,67 @@ public final class Store: Sendable {
     public let path: String
     let writer: GroupCommitWriter
     let readers: ReaderPool
+    let busyTimeoutMilliseconds: Int32
     /// Bumped after every committed write, so derived answers (stats) can be cached safely.
     let writeGeneration = Atomic<UInt64>(0)
 
-    /// Opens or creates the database at `path` with owner-only permissions.
+    /// Opens or creates the database at `path` with owner-only permissions, checks it
+    /// (`PRAGMA quick_check`) and migrates it.
     /// - Parameter synchronous: SQLite's `synchronous` mode for the writer (see README).
-    public init(path: String, synchronous: String = "FULL") throws {
+    /// - Parameter busyTimeoutMilliseconds: how long a statement waits for another process's
+    ///   lock before the request answers 503.
+    /// - Throws: `SQLiteError`, also when the file is not a sound database.
+    public init(path: String, synchronous: String = "FULL", busyTimeoutMilliseconds: Int32 = 5_000) throws {
         self.path = path
-        let created = !FileManager.default.fileExists(atPath: path)
-        let connection = try Connection(path: path)
-        if created { chmod(path, 0o600) }
-        try connection.executeScript("""
-            PRAGMA journal_mode = WAL;
-            PRAGMA foreign_keys = ON;
-            PRAGMA synchronous = \(Store.validatedSynchronous(synchronous));
-            PRAGMA temp_store = MEMORY;
-            PRAGMA cache_size = -16000;
-            """)
-        try Migrator.migrate(connection, Schema.migrations)
-        // The WAL and shared-memory files hold the same data as the database: keep them private too.
-        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
-            chmod(path + suffix, 0o600)
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        // Made 0600 before SQLite sees it: SQLite gives the WAL and shm files the database
+        // file's mode, so all three are private from their first byte.
+        try Connection.createPrivateFile(at: path)
+        let connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        do {
+            try Store.checkIntegrity(connection, path: path)
+            try connection.executeScript("""
+                PRAGMA journal_mode = WAL;
+                PRAGMA foreign_keys = ON;
+                PRAGMA synchronous = \(Store.validatedSynchronous(synchronous));
+                PRAGMA temp_store = MEMORY;
+                PRAGMA cache_size = -16000;
+                """)
+            try Migrator.migrate(connection, Schema.migrations)
+        } catch {
+            connection.close()
+            throw error
         }
         writer = GroupCommitWriter(connection: connection)
-        readers = ReaderPool(path: path)
+        readers = ReaderPool(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+    }
+
+    /// Refuses a database that fails `PRAGMA quick_check` (its pages and b-trees are checked,
+    /// in time linear in its size): a server must not start answering from damaged data.
+    private static func checkIntegrity(_ connection: Connection, path: String) throws {
+        let findings: [String]
+        do {
+            findings = try connection.query("PRAGMA quick_check(20)") { try $0.string(0) }
+        } catch let error as SQLiteError {
+            throw SQLiteError(code: error.code, message: "\(path) fails PRAGMA quick_check: \(error.message); restore it from a backup",
+                              sql: error.sql)
+        }
+        guard findings == ["ok"] else {
+            throw SQLiteError(code: 11 /* SQLITE_CORRUPT */,
+                              message: "\(path) fails PRAGMA quick_check: \(findings.prefix(3).joined(separator: "; ")); restore it from a backup")
+        }
+    }
+
+    /// Throws unless the database can be written now (see `GroupCommitWriter.probeWritable`).
+    func probeWritable() throws { try writer.probeWritable() }
+
+    /// Throws unless a new connection can read the file's header and schema. The pooled
+    /// connections keep pages in their caches (SQLite trusts them while the WAL is unchanged),
+    /// so a header or schema damaged on disk shows only to a connection that reads afresh.
+    func probeReadable() throws {
+        let connection = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        defer { connection.close() }
+        _ = try connection.scalarInt("SELECT COUNT(*) FROM sqlite_schema")
     }
 
     private static func validatedSynchronous(_ mode: String) -> String {
@@ -73,6 +110,15 @@ public final class Store: Sendable {
     }
 }
 
+extension ShortID {
+    /// A short id as this server stores it: canonical already. Any other spelling was not
+    /// written by us, so it is not understood (even if a person's typing of it would be).
+    init?(stored text: String) {
+        guard let id = ShortID(text), id.rawValue == text else { return nil }
+        self = id
+    }
+}
+
 /// Conversions between the domain's types and the columns.
 extension Date {
     var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
@@ -80,8 +126,8 @@ extension Date {
 }
 
 extension Row {
-    func date(_ column: Int32) -> Date { Date(milliseconds: int64(column)) }
-    func optionalDate(_ column: Int32) -> Date? { isNull(column) ? nil : date(column) }
+    func date(_ column: Int32) throws(SQLiteError) -> Date { Date(milliseconds: try int64(column)) }
+    func optionalDate(_ column: Int32) throws(SQLiteError) -> Date? { isNull(column) ? nil : try date(column) }
 }
 
 /// A new UUID, version 7 (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits

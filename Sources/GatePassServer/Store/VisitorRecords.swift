@@ -18,18 +18,22 @@ enum VisitorRecords {
         checked_in_at, checked_out_at, checkpoint_id, organization_id, approval_checkpoint_id, seq
         """
 
-    static func record(_ row: Row) -> VisitorRecord {
+    /// A row of `columns`. A value not understood (an unknown status, a malformed short id,
+    /// a time that is not an integer) throws: the request fails rather than guess at a pass.
+    static func record(_ row: Row) throws -> VisitorRecord {
         let visitor = Visitor(
-            id: row.string(0), shortId: ShortID(row.string(1))!, name: row.string(2), email: row.optionalString(3),
-            phone: row.optionalString(4), company: row.optionalString(5), purpose: row.optionalString(6),
-            hostName: row.optionalString(7), approverId: row.optionalString(8), requiresApproval: row.bool(9),
-            walkIn: row.bool(10), status: VisitorStatus(rawValue: row.string(11)) ?? .expected,
-            validity: ValidityWindow(from: row.date(12), until: row.date(13)), createdAt: row.date(14),
-            approvalRequestedAt: row.optionalDate(15), decidedAt: row.optionalDate(16),
-            decidedBy: row.optionalString(17), decisionNote: row.optionalString(18),
-            checkedInAt: row.optionalDate(19), checkedOutAt: row.optionalDate(20), checkpointId: row.optionalString(21))
-        return VisitorRecord(visitor: visitor, organizationId: row.string(22), approvalCheckpointId: row.optionalString(23),
-                             seq: row.int64(24))
+            id: try row.string(0), shortId: try row.parsed(1, as: "short id", ShortID.init(stored:)), name: try row.string(2),
+            email: try row.optionalString(3), phone: try row.optionalString(4), company: try row.optionalString(5),
+            purpose: try row.optionalString(6), hostName: try row.optionalString(7), approverId: try row.optionalString(8),
+            requiresApproval: try row.bool(9), walkIn: try row.bool(10),
+            status: try row.parsed(11, as: "visitor status", VisitorStatus.init(rawValue:)),
+            validity: ValidityWindow(from: try row.date(12), until: try row.date(13)), createdAt: try row.date(14),
+            approvalRequestedAt: try row.optionalDate(15), decidedAt: try row.optionalDate(16),
+            decidedBy: try row.optionalString(17), decisionNote: try row.optionalString(18),
+            checkedInAt: try row.optionalDate(19), checkedOutAt: try row.optionalDate(20),
+            checkpointId: try row.optionalString(21))
+        return VisitorRecord(visitor: visitor, organizationId: try row.string(22),
+                             approvalCheckpointId: try row.optionalString(23), seq: try row.int64(24))
     }
 
     static func find(id: String, _ db: Connection) throws -> VisitorRecord? {
@@ -53,7 +57,10 @@ enum VisitorRecords {
     /// The next value of the global change sequence (one counter row, bumped in the same
     /// transaction as the change).
     private static func nextChangeSeq(_ db: Connection) throws -> Int64 {
-        try db.scalarInt("UPDATE counters SET value = value + 1 WHERE name = 'visitor_change' RETURNING value") ?? 0
+        // The row is made by the first migration: without it the feed's order is unknown, so fail.
+        guard let value = try db.scalarInt("UPDATE counters SET value = value + 1 WHERE name = 'visitor_change' RETURNING value")
+        else { throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the visitor_change counter is missing") }
+        return value
     }
 
     static func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String? = nil,
