@@ -13,6 +13,12 @@ struct FuzzTarget: Sendable {
     /// Every target, in the order `.ci/fuzz` runs them.
     static let all: [FuzzTarget] = [
         .qrPayload,
+        .strictJSON,
+        .requestBodies,
+        .httpRequest,
+        .serverSentEvents,
+        .y4m,
+        .pgm,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
