@@ -31,7 +31,8 @@ extension FuzzTarget {
                           "chunks of \(chunkSize) give other counts than the whole stream")
 
         for event in wholeEvents {
-            FuzzCheck.require(event.data.utf8.count <= limit, "an event of \(event.data.utf8.count) bytes passed the limit")
+            // Each byte kept becomes at most one scalar (an invalid sequence becomes one U+FFFD).
+            FuzzCheck.require(event.data.unicodeScalars.count <= limit, "an event of \(event.data.unicodeScalars.count) scalars passed the limit")
             // Malformed data is a reported failure, never a crash.
             _ = try? event.payload()
         }
