@@ -1,5 +1,6 @@
 import Foundation
 import GatePassCore
+import Synchronization
 @testable import GatePassServer
 
 extension FuzzTarget {
@@ -12,14 +13,21 @@ extension FuzzTarget {
     static let httpRequest = FuzzTarget(name: "http-request", summary: "raw bytes into a real GatePassServer over loopback TCP") { input in
         let server = FuzzedServer.shared
         let request = server.substitutingTokens(in: Array(input))
-        switch LoopbackExchange.send(request, port: server.port, timeout: FuzzedServer.answerTimeout) {
+        let started = ContinuousClock.now
+        let outcome = LoopbackExchange.send(request, port: server.port, timeout: FuzzedServer.answerTimeout)
+        server.statistics.count(outcome, took: ContinuousClock.now - started)
+        switch outcome {
         case .answered(let answer):
             // Whatever arrived is HTTP (libmicrohttpd's own answers included), or nothing at all.
             FuzzCheck.require(answer.isEmpty || answer.starts(with: Array("HTTP/1.".utf8)),
                               "the server answered something that is not HTTP: \(answer.prefix(40))")
         case .noAnswerInTime:
-            // A request may legitimately wait (a push-test waits up to 30 s); the server must
-            // still answer everybody else.
+            let shown = String(decoding: request.prefix(300), as: UTF8.self).unicodeScalars
+                .map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined()
+            FileHandle.standardError.write(Data("http-request: no answer in \(FuzzedServer.answerTimeout) s to: \(shown)\n".utf8))
+            // A request may legitimately wait (a push-test waits up to 30 s), or libmicrohttpd
+            // missed the end of the input (see answerTimeout); the server must still answer
+            // everybody else.
             FuzzCheck.require(server.isAnswering(), "the server no longer answers /api/healthz after this input")
         }
     }
@@ -29,11 +37,16 @@ extension FuzzTarget {
 /// the token placeholders stand for. Its files live in a temporary folder removed at exit.
 final class FuzzedServer: Sendable {
     static let shared = FuzzedServer()
-    /// How long one input's connection waits for the server to close it.
-    static let answerTimeout: TimeInterval = 3
+    /// How long one input's connection waits for the first byte of an answer. Short, because
+    /// libmicrohttpd 0.9.75 (epoll, edge-triggered) at times misses the end of a half-closed
+    /// connection whose last bytes are an incomplete request, and then waits for more until
+    /// its idle timeout; a real answer comes in milliseconds, and a late one only costs the
+    /// healthz check.
+    static let answerTimeout: TimeInterval = 0.25
 
     let server: GatePassServer
     let owner: Profile
+    let statistics = ExchangeStatistics()
     var port: UInt16 { server.port }
 
     private init() {
@@ -56,6 +69,8 @@ final class FuzzedServer: Sendable {
         } catch {
             fatalError("the fuzzed server did not start: \(error)")
         }
+        // Where the time went, in the log after libFuzzer's own statistics.
+        atexit { FuzzedServer.shared.statistics.print() }
     }
 
     /// The input with its placeholders replaced by fresh tokens (a new session each time, so
@@ -88,6 +103,29 @@ final class FuzzedServer: Sendable {
         let request = Array("GET /api/healthz HTTP/1.1\r\nHost: fuzz\r\nConnection: close\r\n\r\n".utf8)
         guard case .answered(let answer) = LoopbackExchange.send(request, port: port, timeout: 5) else { return false }
         return answer.starts(with: Array("HTTP/1.1 200".utf8))
+    }
+}
+
+/// How the exchanges of a run ended, so that a slow run says why.
+final class ExchangeStatistics: Sendable {
+    private let counts = Mutex((inputs: 0, slow: 0, unanswered: 0, slowSeconds: 0.0))
+
+    func count(_ outcome: LoopbackExchange.Outcome, took elapsed: Duration) {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        counts.withLock { counts in
+            counts.inputs += 1
+            if case .noAnswerInTime = outcome { counts.unanswered += 1 }
+            if seconds >= 0.04 { counts.slow += 1; counts.slowSeconds += seconds }
+        }
+    }
+
+    func print() {
+        let counts = counts.withLock { $0 }
+        FileHandle.standardError.write(Data("""
+            http-request: \(counts.inputs) inputs; \(counts.unanswered) without an answer in \(FuzzedServer.answerTimeout) s; \
+            \(counts.slow) took 40 ms or more, \(Int(counts.slowSeconds)) s together
+
+            """.utf8))
     }
 }
 
@@ -133,15 +171,15 @@ enum LoopbackExchange {
             let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count > 0 {
                 if answer.isEmpty {
-                    // Once the answer has begun, a pause means it is over: libmicrohttpd 0.9.75
-                    // sometimes leaves a half-closed connection open after answering when a
-                    // partial second request follows the first (the header deadline ends those).
-                    var pause = timeval(tv_sec: 0, tv_usec: 100_000)
+                    // Once the answer has begun, a pause means it is over: libmicrohttpd may
+                    // keep the half-closed connection open after answering (see answerTimeout).
+                    var pause = timeval(tv_sec: 0, tv_usec: 50_000)
                     setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &pause, socklen_t(MemoryLayout<timeval>.size))
                 }
                 answer += buffer[..<count]
-                // An event stream never ends by itself: its head is all there is to see.
-                if isEventStreamHead(answer) { return .answered(answer) }
+                // The first answer complete is enough: waiting for the close as well would cost
+                // a pause whenever libmicrohttpd keeps the half-closed connection open.
+                if isFirstAnswerComplete(answer) { return .answered(answer) }
                 continue
             }
             if count == 0 { return .answered(answer) }
@@ -151,8 +189,21 @@ enum LoopbackExchange {
         }
     }
 
-    private static func isEventStreamHead(_ answer: [UInt8]) -> Bool {
+    /// Whether `answer` holds one whole response: its head and all of its Content-Length, the
+    /// last chunk of a chunked body, or — for an event stream, which never ends by itself —
+    /// just its head. Anything else (HEAD, 1xx) is read until the server closes or pauses.
+    static func isFirstAnswerComplete(_ answer: [UInt8]) -> Bool {
         guard let end = answer.firstRange(of: Array("\r\n\r\n".utf8)) else { return false }
-        return String(decoding: answer[..<end.lowerBound], as: UTF8.self).lowercased().contains("content-type: text/event-stream")
+        let head = String(decoding: answer[..<end.lowerBound], as: UTF8.self).lowercased()
+        let lines = head.split(separator: "\r\n")
+        guard let statusLine = lines.first, statusLine.hasPrefix("http/1.1 ") || statusLine.hasPrefix("http/1.0 "),
+              !statusLine.dropFirst(9).hasPrefix("1") else { return false }
+        func value(_ name: String) -> Substring? {
+            lines.dropFirst().first { $0.hasPrefix(name + ":") }.map { $0.dropFirst(name.count + 1).drop(while: { $0 == " " }) }
+        }
+        if value("content-type")?.hasPrefix("text/event-stream") == true { return true }
+        if value("transfer-encoding") == "chunked" { return answer.suffix(7).elementsEqual("\r\n0\r\n\r\n".utf8) }
+        guard let length = value("content-length").flatMap({ Int($0) }) else { return false }
+        return answer.count - end.upperBound >= length
     }
 }
