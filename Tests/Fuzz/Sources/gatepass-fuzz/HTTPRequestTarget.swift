@@ -155,7 +155,18 @@ enum LoopbackExchange {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        precondition(connected == 0, "connect to the fuzzed server: \(String(cString: strerror(errno)))")
+        if connected != 0 {
+            // libFuzzer's timer signal (SIGALRM, for -timeout) can interrupt connect; the
+            // connection then goes on in the background: wait until it is made.
+            precondition(errno == EINTR, "connect to the fuzzed server: \(String(cString: strerror(errno)))")
+            var ready = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+            while poll(&ready, 1, 5_000) < 0 && errno == EINTR {}
+            var failure: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(socket, SOL_SOCKET, SO_ERROR, &failure, &size)
+            precondition(ready.revents & Int16(POLLOUT) != 0 && failure == 0,
+                         "connect to the fuzzed server: \(String(cString: strerror(failure)))")
+        }
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
