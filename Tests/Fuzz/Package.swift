@@ -6,6 +6,9 @@ import PackageDescription
 // `main`, which clashes with the one SwiftPM links into executables built with
 // `-sanitize=fuzzer`; here our `main` calls libFuzzer's `LLVMFuzzerRunDriver` instead, and
 // `.ci/fuzz` links `libclang_rt.fuzzer_no_main`. Build and run it through `.ci/fuzz`.
+// It is built in the debug configuration: the targets reach internal parsers with
+// `@testable import`, which needs the main package's modules compiled for testing, as
+// SwiftPM's debug builds are.
 let package = Package(
     name: "GatePassFuzz",
     dependencies: [.package(name: "GatePass", path: "../..")],
