@@ -14,6 +14,9 @@ let package = Package(
     products: [
         .executable(name: "gatepass", targets: ["gatepass"]),
         .executable(name: "gatepass-bench", targets: ["gatepass-bench"]),
+        // For the fuzzing package in Tests/Fuzz: another package reaches our modules only through products.
+        .library(name: "GatePassFuzzable",
+                 targets: ["GatePassCore", "GatePassServer", "GatePassClient", "GatePassScanner"]),
     ],
     targets: [
         // MARK: - C system libraries (Debian -dev packages, found through pkg-config)

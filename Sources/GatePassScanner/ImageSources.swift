@@ -42,7 +42,12 @@ public struct GreyImage: Sendable {
     ///   ``ScannerError/undecodable(path:reason:)`` when it is empty, too big, not one of
     ///   these formats, or damaged (a truncated PNG, a corrupt JPEG).
     public init(contentsOf path: String) throws(ScannerError) {
-        let bytes = try Self.readFile(path)
+        try self.init(fileBytes: Self.readFile(path), path: path)
+    }
+
+    /// Decodes the bytes of an image file held in memory, as `init(contentsOf:)` decodes the
+    /// file's; `path` names it in errors. (The fuzzing package feeds it bytes directly.)
+    init(fileBytes bytes: [UInt8], path: String) throws(ScannerError) {
         guard !bytes.isEmpty else { throw .undecodable(path: path, reason: "the file is empty") }
         guard let format = Self.sniffFormat(bytes) else {
             throw .undecodable(path: path, reason: "not a PNG, JPEG or PGM image")

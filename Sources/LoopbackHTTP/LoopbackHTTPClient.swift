@@ -103,7 +103,9 @@ public final class LoopbackHTTPClient {
         var all = headers
         all["Content-Type"] = "application/json"
         if let token { all["Authorization"] = "Bearer \(token)" }
-        let data = try JSONSerialization.data(withJSONObject: json, options: [.fragmentsAllowed])
+        // Sorted keys: the same value gives the same bytes every time (a dictionary's order may differ
+        // between two equal dictionaries), so a repeated request is byte-identical, as idempotency needs.
+        let data = try JSONSerialization.data(withJSONObject: json, options: [.fragmentsAllowed, .sortedKeys])
         return try send(method, path, headers: all, body: Array(data))
     }
 

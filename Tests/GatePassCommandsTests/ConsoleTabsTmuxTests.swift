@@ -107,7 +107,7 @@ import Testing
         let process = Process()
         process.executableURL = ServeProcessTests.executable
         process.arguments = arguments
-        process.environment = ["GATEPASS_STATE_DIR": stateDirectory, "PATH": "/usr/bin:/bin"]
+        process.environment = ["GATEPASS_STATE_DIR": stateDirectory, "PATH": "/usr/bin:/bin"].merging(sanitizerEnvironment()) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

@@ -65,7 +65,7 @@ import Testing
             let process = Process()
             process.executableURL = binary
             process.arguments = ["outbox", "drain"]
-            process.environment = ["GATEPASS_STATE_DIR": state.path, "PATH": "/usr/bin:/bin"]
+            process.environment = ["GATEPASS_STATE_DIR": state.path, "PATH": "/usr/bin:/bin"].merging(sanitizerEnvironment()) { $1 }
             process.standardOutput = Pipe()
             process.standardError = Pipe()
             try process.run()

@@ -56,6 +56,19 @@ import Testing
         }
     }
 
+    /// The in-memory entry point (the fuzzing package's) decodes and refuses exactly as a file's bytes are.
+    @Test func bytesInMemoryDecodeAsTheirFileDoes() throws {
+        var canvas = GreyCanvas(width: 7, height: 3)
+        for index in canvas.pixels.indices { canvas.pixels[index] = UInt8(index * 12) }
+        #expect(try GreyImage(fileBytes: canvas.pgm(), path: "ramp.pgm").pixels == canvas.pixels)
+        #expect(throws: ScannerError.undecodable(path: "empty.pgm", reason: "the file is empty")) {
+            try GreyImage(fileBytes: [], path: "empty.pgm")
+        }
+        #expect(throws: ScannerError.undecodable(path: "notes.pgm", reason: "not a PNG, JPEG or PGM image")) {
+            try GreyImage(fileBytes: Array("P7 is not PNM\n".utf8), path: "notes.pgm")
+        }
+    }
+
     @Test func codeOnATransparentBackgroundIsLaidOnWhite() throws {
         try withTemporaryDirectory { folder in
             try writeFile(Self.codeCanvas().transparentPNG(), to: "\(folder)/transparent.png")
