@@ -62,14 +62,14 @@ public final class HTTPServer: Sendable {
 
     public let configuration: Configuration
     let responder: any HTTPResponder
-    private let daemon = Mutex<OpaquePointer?>(nil)
+    private let daemon = Locked<OpaquePointer?>(nil)
     /// Requests begun and not yet completed, for a graceful stop. Streams are not counted:
     /// they never complete by themselves.
     let inFlight = Atomic<Int>(0)
     /// Requests handed to the responder and not answered yet, answered by `stop` if needed.
-    let unanswered = Mutex<[ObjectIdentifier: RequestState]>([:])
+    let unanswered = Locked<[ObjectIdentifier: RequestState]>([:])
     /// Streaming responses under way, ended by `stop`.
-    let streams = Mutex<[ObjectIdentifier: StreamState]>([:])
+    let streams = Locked<[ObjectIdentifier: StreamState]>([:])
     private let boundPort = Atomic<UInt16>(0)
     let connectionGuard: ConnectionGuard
 
