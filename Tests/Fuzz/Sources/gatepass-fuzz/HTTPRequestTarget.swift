@@ -61,6 +61,10 @@ final class FuzzedServer: Sendable {
         configuration.threads = 4
         // Nothing here needs to survive a power cut; the fuzzer needs speed.
         configuration.sqliteSynchronous = "OFF"
+        // Every input is a new connection from 127.0.0.1, and an unfinished request may hold
+        // its connection until the header deadline: like the benchmarks, the fuzzer raises
+        // the per-address cap (ConnectionGuardTests test the cap itself).
+        configuration.maxConnectionsPerIP = configuration.maxConnections
         do {
             server = try GatePassServer(configuration: configuration, devMode: true, clock: SystemClock(),
                                         logSink: DiscardedLog())
