@@ -58,9 +58,16 @@ final class ConnectionGuard: @unchecked Sendable {
     private var records: [ObjectIdentifier: Record] = [:]
     private var perAddress: [UInt32: Int] = [:]
     private var timer: DispatchSourceTimer?
-    /// Connections closed for a deadline or refused at the cap, for tests and metrics.
-    private(set) var closedForDeadline = 0
-    private(set) var refusedAtCap = 0
+    // Connections closed for a deadline or refused at the cap (read through `counters`).
+    private var closedForDeadline = 0
+    private var refusedAtCap = 0
+
+    /// Connections refused at the cap and closed for a deadline so far, for tests and metrics.
+    var counters: (refusedAtCap: Int, closedForDeadline: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (refusedAtCap, closedForDeadline)
+    }
 
     init(limits: Limits) {
         self.limits = limits

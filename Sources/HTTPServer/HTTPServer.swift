@@ -89,7 +89,7 @@ public final class HTTPServer: Sendable {
 
     /// Connections refused at the per-address cap and closed for a deadline so far.
     public var guardCounters: (refusedAtCap: Int, closedForDeadline: Int) {
-        (connectionGuard.refusedAtCap, connectionGuard.closedForDeadline)
+        connectionGuard.counters
     }
 
     /// Open connections from one IPv4 address, as counted against its cap (0 for an address

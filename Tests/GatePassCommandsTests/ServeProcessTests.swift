@@ -14,6 +14,17 @@ import Testing
         return url.appendingPathComponent("gatepass")
     }
 
+    /// The first line a process prints, read byte by byte so nothing after it is consumed early.
+    static func firstLine(of output: Pipe) -> String {
+        var line = [UInt8]()
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            guard let value = byte.first, value != 10 else { break }
+            line.append(value)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
     @Test func firstLineIsTheURLAndSIGTERMClosesCleanly() throws {
         let binary = Self.executable
         try #require(FileManager.default.isExecutableFile(atPath: binary.path),
@@ -33,14 +44,7 @@ import Testing
         try process.run()
         defer { if process.isRunning { process.terminate() } }
 
-        // The first line, read byte by byte so nothing after it is consumed early.
-        var firstLine = [UInt8]()
-        while true {
-            let byte = stdout.fileHandleForReading.readData(ofLength: 1)
-            guard let value = byte.first, value != 10 else { break }
-            firstLine.append(value)
-        }
-        let line = String(decoding: firstLine, as: UTF8.self)
+        let line = Self.firstLine(of: stdout)
         let prefix = "listening on http://127.0.0.1:"
         #expect(line.hasPrefix(prefix))
         let port = try #require(UInt16(line.dropFirst(prefix.count)))
@@ -115,13 +119,7 @@ import Testing
         process.standardError = stderr
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        var firstLine = [UInt8]()
-        while true {
-            let byte = stdout.fileHandleForReading.readData(ofLength: 1)
-            guard let value = byte.first, value != 10 else { break }
-            firstLine.append(value)
-        }
-        let port = try #require(UInt16(String(decoding: firstLine, as: UTF8.self).split(separator: ":").last ?? ""))
+        let port = try #require(UInt16(Self.firstLine(of: stdout).split(separator: ":").last ?? ""))
         let client = LoopbackHTTPClient(port: port)
         _ = try client.send("POST", "/api/auth/send-otp", json: ["email": "owner@site.test"])
         let code = try #require(try client.get("/api/auth/dev-peek-otp?email=owner@site.test").json?["otp"] as? String)
