@@ -46,7 +46,7 @@ let package = Package(
 
         // MARK: - Thin wrappers over the C libraries
         .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatePassCore"]),
         .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),

@@ -38,7 +38,7 @@ public final class GatePassServer: @unchecked Sendable {
                                  headerTimeoutSeconds: configuration.headerTimeoutSeconds,
                                  bodyTimeoutSeconds: configuration.bodyTimeoutSeconds,
                                  keepAliveTimeoutSeconds: configuration.keepAliveTimeoutSeconds,
-                                 unansweredAtStop: APIError.unavailable("the server is stopping; try again shortly").response),
+                                 unansweredAtStop: APIError.serverStopping.response),
             responder: application)
         do {
             try application.eventHub.start()

@@ -12,8 +12,11 @@ final class RequestState: @unchecked Sendable {
     var dispatched = false
     /// The head broke a framing rule: the answer closes the connection.
     var closeAfterAnswer = false
-    /// The head, kept from the first call until the body is complete.
-    var pendingHead: (headers: [(name: String, value: String)], target: RequestFraming.Target)?
+    /// The head, read at the first call and kept until the body is complete.
+    var headers: [(name: String, value: String)] = []
+    var target = RequestFraming.Target.unparsed
+    /// Why the head breaks a framing rule, when it does.
+    var malformation: String?
     let connectionAddress: UInt
     let lock = NSLock()
     var response: HTTPResponse?
@@ -106,14 +109,10 @@ let accessHandler: MHD_AccessHandlerCallback = {
             // Answer now; libmicrohttpd then closes the connection instead of reading the body.
             state.bodyExceededLimit = true
         }
-        if let violation {
-            state.closeAfterAnswer = true
-            return server.dispatch(connection: connection, method: method, headers: headers,
-                                   target: target ?? .init(rawPath: "/", rawQuery: "", segments: [""], query: [:]),
-                                   malformation: violation.reason, state: state)
-        }
-        state.pendingHead = (headers, target!)
-        if state.bodyExceededLimit {
+        state.headers = headers
+        state.target = target ?? .unparsed
+        state.malformation = violation?.reason
+        if violation != nil || state.bodyExceededLimit {
             state.closeAfterAnswer = true
             return server.dispatch(connection: connection, method: method, state: state)
         }
@@ -182,23 +181,16 @@ private func orderedHeaders(of connection: OpaquePointer) -> [(name: String, val
 
 extension HTTPServer {
     fileprivate func dispatch(connection: OpaquePointer, method: UnsafePointer<CChar>, state: RequestState) -> MHD_Result {
-        let (headers, target) = state.pendingHead ?? ([], .init(rawPath: "/", rawQuery: "", segments: [""], query: [:]))
-        return dispatch(connection: connection, method: method, headers: headers, target: target, malformation: nil,
-                        state: state)
-    }
-
-    fileprivate func dispatch(connection: OpaquePointer, method: UnsafePointer<CChar>,
-                              headers: [(name: String, value: String)], target: RequestFraming.Target,
-                              malformation: String?, state: RequestState) -> MHD_Result {
         if let record = record(of: connection) { connectionGuard.move(record, to: .processing) }
         var byName: [String: String] = [:]
-        for header in headers where byName[header.name.lowercased()] == nil {
+        for header in state.headers where byName[header.name.lowercased()] == nil {
             byName[header.name.lowercased()] = header.value
         }
-        let request = HTTPRequest(method: String(cString: method), target: target, headers: byName, body: state.body,
-                                  bodyExceededLimit: state.bodyExceededLimit, malformation: malformation)
+        let request = HTTPRequest(method: String(cString: method), target: state.target, headers: byName,
+                                  body: state.body, bodyExceededLimit: state.bodyExceededLimit,
+                                  malformation: state.malformation)
         state.body = []
-        state.pendingHead = nil
+        state.headers = []
         state.dispatched = true
         unanswered.withLock { $0[ObjectIdentifier(state)] = state }
         responder.respond(to: request) { [self] response in deliver(response, to: state) }

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import GatePassCore
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd with an internal thread pool (epoll).

@@ -20,11 +20,12 @@ public enum RequestFraming {
         var transferEncodings: [String] = []
         var hosts = 0
         for (name, value) in headers {
-            if let bad = value.unicodeScalars.first(where: isControl) {
-                return Violation("the header \(visible(name)) contains the control character U+\(hex(bad.value)); headers must be printable text")
-            }
             if name.unicodeScalars.contains(where: isControl) {
                 return Violation("a header name contains a control character")
+            }
+            // The name has no control left to echo; the API layer spells out the rest.
+            if let bad = value.unicodeScalars.first(where: isControl) {
+                return Violation("the header \(name.prefix(64)) contains the control character U+\(hex(bad.value)); headers must be printable text")
             }
             switch name.lowercased() {
             case "content-length": contentLengths.append(value)
@@ -66,6 +67,9 @@ public enum RequestFraming {
         public var segments: [String]
         /// Query arguments, decoded (`+` is a space). A repeated key keeps its first value.
         public var query: [String: String]
+
+        /// Stands for a target that could not be parsed (the request is refused anyway).
+        static let unparsed = Target(rawPath: "/", rawQuery: "", segments: [""], query: [:])
     }
 
     /// Parses an origin-form request target (`/api/visitors/a%2Fb?x=1`).
@@ -145,13 +149,6 @@ public enum RequestFraming {
     private static func hex(_ value: UInt32) -> String {
         let digits = String(value, radix: 16, uppercase: true)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
-
-    /// A header name for a message: printable ASCII kept, anything else as `?`, at most 64.
-    private static func visible(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.prefix(64).map {
-            (0x21...0x7E).contains($0.value) ? $0 : "?"
-        }))
     }
 }
 

@@ -5,7 +5,9 @@ import Foundation
 /// Used instead of `Synchronization.Mutex` on hot paths: on Linux with Swift 6.3, `Mutex`
 /// is a priority-inheritance futex whose contended path goes through the kernel's rt_mutex,
 /// which under request load made contended sections several times slower
-/// (swiftlang/swift#88440). A plain mutex spins briefly in user space first.
+/// (swiftlang/swift#88440). A plain mutex spins briefly in user space first. It is also a
+/// lock ThreadSanitizer knows; `Mutex` is a raw futex to it, which made it report the HTTP
+/// server's stream table (`stop` against a stream's `close`) as a data race.
 public final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched while `lock` is held.
     private var value: Value

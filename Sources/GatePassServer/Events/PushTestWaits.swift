@@ -121,6 +121,6 @@ final class PushTestWaits: @unchecked Sendable {
     }
 
     static var stoppingResponse: HTTPResponse {
-        APIError.unavailable("the server is stopping; try again shortly").response
+        APIError.serverStopping.response
     }
 }

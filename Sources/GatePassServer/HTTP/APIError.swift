@@ -55,6 +55,8 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     static func conflict(_ message: String) -> APIError { APIError(code: .conflict, message: message) }
     static func `internal`(_ message: String) -> APIError { APIError(code: .internal, message: message) }
     /// 503 with `Retry-After` (api.md: shutting down, database busy or not writable).
+    /// What a request still waiting when the server stops is answered.
+    static var serverStopping: APIError { .unavailable("the server is stopping; try again shortly", retryAfter: 5) }
     static func unavailable(_ message: String, retryAfter seconds: Int = 1) -> APIError {
         APIError(code: .unavailable, message: message, headers: ["Retry-After": String(max(1, seconds))])
     }
