@@ -152,7 +152,7 @@ let completedHandler: MHD_RequestCompletedCallback = { context, connection, requ
     state.lock.lock()
     state.connectionAlive = false
     state.lock.unlock()
-    server.unanswered.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(state)) }
+    server.unanswered.withLock { _ = $0.requests.removeValue(forKey: ObjectIdentifier(state)) }
     if !state.streaming { server.inFlight.subtract(1, ordering: .relaxed) }
 }
 
@@ -192,8 +192,15 @@ extension HTTPServer {
         state.body = []
         state.headers = []
         state.dispatched = true
-        unanswered.withLock { $0[ObjectIdentifier(state)] = state }
-        responder.respond(to: request) { [self] response in deliver(response, to: state) }
+        let stopping = unanswered.withLock { table -> Bool in
+            table.requests[ObjectIdentifier(state)] = state
+            return table.stopping
+        }
+        if stopping {
+            deliver(configuration.unansweredAtStop, to: state)
+        } else {
+            responder.respond(to: request) { [self] response in deliver(response, to: state) }
+        }
         return queueOrSuspend(state, connection)
     }
 
@@ -210,7 +217,7 @@ extension HTTPServer {
         let mustResume = state.suspended
         state.suspended = false
         state.lock.unlock()
-        unanswered.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(state)) }
+        unanswered.withLock { _ = $0.requests.removeValue(forKey: ObjectIdentifier(state)) }
         // libmicrohttpd then calls the access handler again, which queues the response. Safe
         // outside the lock: a suspended connection is neither read nor closed until resumed,
         // and only the one answer that cleared `suspended` resumes it.

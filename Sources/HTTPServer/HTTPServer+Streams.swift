@@ -102,6 +102,8 @@ extension HTTPServer {
         defer { MHD_destroy_response(mhdResponse) }
         Self.addCommonHeaders(response, closingConnection: false, to: mhdResponse)
         body.start { [weak stream] in stream?.wake() }
+        // A stream begun while the server stops ends at once (stop's own pass may be over).
+        if unanswered.withLock({ $0.stopping }) { stream.end() }
         return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
     }
 

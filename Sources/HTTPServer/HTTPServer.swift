@@ -68,7 +68,10 @@ public final class HTTPServer: Sendable {
     /// they never complete by themselves.
     let inFlight = Atomic<Int>(0)
     /// Requests handed to the responder and not answered yet, answered by `stop` if needed.
-    let unanswered = Locked<[ObjectIdentifier: RequestState]>([:])
+    /// Once `stopping` is set (under the same lock), a request answers itself with
+    /// `unansweredAtStop` at dispatch and a new stream ends at once, so that nothing can be
+    /// left suspended when the daemon stops (libmicrohttpd aborts the process then).
+    let unanswered = Locked<(requests: [ObjectIdentifier: RequestState], stopping: Bool)>(([:], false))
     /// Streaming responses under way, ended by `stop`.
     let streams = Locked<[ObjectIdentifier: StreamState]>([:])
     private let boundPort = Atomic<UInt16>(0)
@@ -159,13 +162,15 @@ public final class HTTPServer: Sendable {
         // No MHD_quiesce_daemon: with an epoll thread pool it can abort the process
         // ("Failed to remove listen FD from epoll set", seen in 0.9.75 under parallel tests).
         waitForRequestsInFlight(grace: grace)
-        for state in unanswered.withLock({ Array($0.values) }) {
-            deliver(configuration.unansweredAtStop, to: state)
+        let waiting = unanswered.withLock { table -> [RequestState] in
+            table.stopping = true
+            return Array(table.requests.values)
         }
-        waitForRequestsInFlight(grace: .seconds(2))
+        for state in waiting { deliver(configuration.unansweredAtStop, to: state) }
+        waitForRequestsInFlight(grace: .seconds(5))
         // End every stream: a suspended connection is resumed so that its reader says "over".
         for stream in streams.withLock({ Array($0.values) }) { stream.end() }
-        let streamsDeadline = ContinuousClock.now + .seconds(1)
+        let streamsDeadline = ContinuousClock.now + .seconds(5)
         while !streams.withLock({ $0.isEmpty }) && ContinuousClock.now < streamsDeadline {
             Thread.sleep(forTimeInterval: 0.01)
         }
