@@ -4,7 +4,7 @@ import PackageDescription
 // Layers, bottom to top (a target depends only on targets above it in this list):
 //   C system libraries (CSQLite, CMicroHTTPD, COpenSSL, CQREncode)
 //   GatePassCore       — the domain: no I/O, shared by server and clients
-//   thin wrappers      — SQLiteStore, HTTPServer, GatePassCrypto, QRCode
+//   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode
 //   GatePassServer     — the API service on top of the wrappers
 //   GatePassCommands   — the command line (`gatepass …`)
 //   executables        — gatepass, gatepass-bench
@@ -45,19 +45,19 @@ let package = Package(
         .target(name: "GatePassCore"),
 
         // MARK: - Thin wrappers over the C libraries
-        .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatePassCore"]),
         .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
-        .target(name: "GatePassClient", dependencies: ["GatePassCore", "CurlHTTP", "SQLiteStore"]),
+        .target(name: "GatePassClient", dependencies: ["GatePassCore", "CurlHTTP", "SQLite"]),
         .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
         .target(name: "GatePassConsole", dependencies: ["GatePassCore", "GatePassClient"]),
         .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole"]),
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
-                dependencies: ["GatePassCore", "SQLiteStore", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn"]),
+                dependencies: ["GatePassCore", "SQLite", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn"]),
         .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP",
                                                         "GatePassScanner", "GatePassConsole", "CursesTerminal", "QRCode"]),
         .target(name: "LoopbackHTTP"),
@@ -70,11 +70,11 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
         .testTarget(name: "GatePassServerTests",
-                    dependencies: ["GatePassServer", "GatePassCore", "LoopbackHTTP", "SQLiteStore",
+                    dependencies: ["GatePassServer", "GatePassCore", "LoopbackHTTP", "SQLite",
                                    "GatePassCrypto", "QRCode", "HTTPServer"]),
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
-                                   "HTTPServer", "SQLiteStore"]),
+                                   "HTTPServer", "SQLite"]),
         .testTarget(name: "CursesTerminalTests", dependencies: ["CursesTerminal", "GatePassConsole"]),
         .testTarget(name: "GatePassConsoleTests", dependencies: ["GatePassConsole", "GatePassCore", "GatePassClient"]),
         .testTarget(name: "GatePassScannerTests",

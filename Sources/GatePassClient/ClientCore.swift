@@ -10,12 +10,12 @@ import GatePassCore
 /// its reachability probe, so a drain request hanging on a silent server never holds a key
 /// press. (The event stream has a third, its own: `eventConsumer`.)
 public final class ClientCore: Sendable {
-    public let store: ClientStore
+    public let store: ClientDatabase
     public let directory: StateDirectory
     let transport: any HTTPTransport
     /// The background drain's own handle (`transport.separateHandle()`).
     let backgroundTransport: any HTTPTransport
-    let clock: any Clock
+    let clock: any WallClock
     /// `console` or `kiosk`: how this device registers its push token.
     public let platform: String
     /// Drains on the caller's thread over `transport`: `gatepass outbox drain`, the More tab.
@@ -23,14 +23,14 @@ public final class ClientCore: Sendable {
     /// Drains over the background handle: what `OutboxService` runs.
     public let backgroundDrainer: OutboxDrainer
 
-    public convenience init(directory: StateDirectory, transport: any HTTPTransport, clock: any Clock = SystemClock(),
+    public convenience init(directory: StateDirectory, transport: any HTTPTransport, clock: any WallClock = SystemWallClock(),
                             platform: String = "console", backoff: Backoff = Backoff()) throws(ClientError) {
-        self.init(store: try ClientStore(directory: directory), directory: directory, transport: transport, clock: clock,
+        self.init(store: try ClientDatabase(directory: directory), directory: directory, transport: transport, clock: clock,
                   platform: platform, backoff: backoff)
     }
 
     /// - Parameter store: the state file of `directory`, already open.
-    public init(store: ClientStore, directory: StateDirectory, transport: any HTTPTransport, clock: any Clock = SystemClock(),
+    public init(store: ClientDatabase, directory: StateDirectory, transport: any HTTPTransport, clock: any WallClock = SystemWallClock(),
                 platform: String = "console", backoff: Backoff = Backoff()) {
         precondition(Device.platforms.contains(platform), "unknown platform \(platform)")
         self.directory = directory
@@ -113,7 +113,7 @@ public final class ClientCore: Sendable {
         if let previous, previous.server != newScope.server || previous.userId != newScope.userId {
             purged = try store.outboxCount() + store.deadLetters().count
             try store.purgeIdentityData()
-            try store.setMeta(ClientStore.deviceRegistrationKey, nil)
+            try store.setMeta(ClientDatabase.deviceRegistrationKey, nil)
         }
         var session = Session(server: server, token: answer.token, expiresAt: answer.expiresAt, user: answer.profile, scanner: nil)
         if answer.profile.principalKind.mayScan {
@@ -128,7 +128,7 @@ public final class ClientCore: Sendable {
         do throws(ClientError) {
             device = try client.registerDevice(token: answer.token, role: answer.role, deviceToken: try store.deviceToken(),
                                                platform: platform)
-            try store.setMeta(ClientStore.deviceRegistrationKey, device.map { _ in "\(server) \(answer.profile.id)" })
+            try store.setMeta(ClientDatabase.deviceRegistrationKey, device.map { _ in "\(server) \(answer.profile.id)" })
         } catch {
             deviceProblem = error.description
         }
@@ -145,7 +145,7 @@ public final class ClientCore: Sendable {
         var problems: [String] = []
         do throws(ClientError) {
             try client.unregisterDevice(token: session.token, role: session.user.role, deviceToken: try store.deviceToken())
-            try store.setMeta(ClientStore.deviceRegistrationKey, nil)
+            try store.setMeta(ClientDatabase.deviceRegistrationKey, nil)
         } catch {
             problems.append("push token not unregistered: \(error)")
         }

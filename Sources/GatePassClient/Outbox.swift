@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteStore
+import SQLite
 
 /// A mutation written locally first and replayed to the server exactly once.
 public struct OutboxEntry: Sendable, Equatable, Codable {
@@ -38,7 +38,7 @@ extension Date {
 }
 
 /// The outbox tables of the state file.
-extension ClientStore {
+extension ClientDatabase {
     static let outboxColumns = """
         id, kind, method, url, body, created_at, attempts, last_error, idempotency_key, next_attempt_at, scanned_at, credential
         """

@@ -33,13 +33,13 @@ public struct DrainReport: Sendable {
 /// only after its 2xx is recorded, so a crash at any instant leads to a replay that the
 /// server answers from its idempotency store without applying anything twice.
 public final class OutboxDrainer: Sendable {
-    let store: ClientStore
+    let store: ClientDatabase
     let transport: any HTTPTransport
-    let clock: any Clock
+    let clock: any WallClock
     let backoff: Backoff
     let lockPath: String
 
-    public init(store: ClientStore, transport: any HTTPTransport, clock: any Clock, backoff: Backoff = Backoff(),
+    public init(store: ClientDatabase, transport: any HTTPTransport, clock: any WallClock, backoff: Backoff = Backoff(),
                 directory: StateDirectory) {
         self.store = store
         self.transport = transport

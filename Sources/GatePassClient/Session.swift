@@ -24,7 +24,7 @@ public struct Scope: Codable, Sendable, Equatable {
     public var email: String
 }
 
-extension ClientStore {
+extension ClientDatabase {
     static let sessionKey = "session"
     static let scopeKey = "scope"
     static let deviceTokenKey = "device_token"

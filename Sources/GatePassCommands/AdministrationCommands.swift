@@ -79,9 +79,9 @@ enum AdministrationCommands {
         }
     }
 
-    static func openStore(_ path: String) throws -> Store {
+    static func openStore(_ path: String) throws -> ServerDatabase {
         do {
-            return try Store(path: path)
+            return try ServerDatabase(path: path)
         } catch {
             throw CommandFailure("cannot open the database \(path): \(error)")
         }

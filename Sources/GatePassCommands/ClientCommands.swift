@@ -73,7 +73,7 @@ enum ClientCommands {
     struct Context {
         let terminal: any Terminal
         let environment: [String: String]
-        let clock: any Clock
+        let clock: any WallClock
 
         /// - Parameter extraRequestTime: seconds added to the request timeout, for requests the
         ///   server answers late on purpose (push-test waits for its deliveries).
@@ -86,7 +86,7 @@ enum ClientCommands {
                               extraRequestTime: Double = 0) throws -> (core: ClientCore, transport: any HTTPTransport) {
             let directory = StateDirectory.resolve(environment: environment)
             // The CA file named at login is kept, so later commands trust the same server.
-            let store = try ClientStore(directory: directory)
+            let store = try ClientDatabase(directory: directory)
             let storedCAFile = try store.meta("ca_file")
             let caFile = environment["GATEPASS_CA_FILE"] ?? storedCAFile
             let options = CurlSession.Options(connectTimeout: seconds("GATEPASS_CONNECT_TIMEOUT", default: 3),
@@ -105,7 +105,7 @@ enum ClientCommands {
     }
 
     static func run(_ name: String, _ arguments: [String], terminal: any Terminal, environment: [String: String],
-                    clock: any Clock) throws -> Int32 {
+                    clock: any WallClock) throws -> Int32 {
         var reader = ArgumentReader(arguments)
         if reader.wantsHelp, let help = helps[name] {
             terminal.out(help.rendered)

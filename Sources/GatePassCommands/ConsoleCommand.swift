@@ -21,7 +21,7 @@ enum ConsoleCommand {
         ])
 
     static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                    clock: any Clock) throws -> Int32 {
+                    clock: any WallClock) throws -> Int32 {
         var reader = ArgumentReader(arguments)
         if reader.wantsHelp { terminal.out(help.rendered); return 0 }
         let server = try reader.option("--server")
@@ -48,7 +48,7 @@ enum ConsoleCommand {
     /// Opens the terminal and runs the console until the person quits; the terminal is given
     /// back on every way out.
     static func runConsole(_ options: Options, terminal: any Terminal, environment: [String: String],
-                           clock: any Clock) throws -> Int32 {
+                           clock: any WallClock) throws -> Int32 {
         let server = options.server
         let context = ClientCommands.Context(terminal: terminal, environment: environment, clock: clock)
         let (core, transport) = try context.coreAndTransport(platform: "console")
@@ -74,7 +74,7 @@ enum ConsoleCommand {
 final class ConsoleSession: @unchecked Sendable {
     private let core: ClientCore
     private let services: ClientCoreServices
-    private let clock: any Clock
+    private let clock: any WallClock
     private let demo: LoginScreen.DemoHints?
     private let scanSource: ConsoleScanFeed.Source?
     private let homeDirectory: String
@@ -95,7 +95,7 @@ final class ConsoleSession: @unchecked Sendable {
     /// again (it would check the same passes in twice, maybe under another user's name).
     private var oneShotSourceRead = false
 
-    init(core: ClientCore, services: ClientCoreServices, clock: any Clock, demo: LoginScreen.DemoHints? = nil,
+    init(core: ClientCore, services: ClientCoreServices, clock: any WallClock, demo: LoginScreen.DemoHints? = nil,
          scanSource: ConsoleScanFeed.Source? = nil, homeDirectory: String) {
         self.core = core
         self.services = services

@@ -69,7 +69,7 @@ public final class ConsoleScanFeed: @unchecked Sendable {
 
     public let source: Source
     public let cooldown: TimeInterval
-    private let clock: any Clock
+    private let clock: any WallClock
     private let videoDevice: any VideoDevice
     private let onCode: @Sendable (String) -> Void
     private let onState: @Sendable (State) -> Void
@@ -93,7 +93,7 @@ public final class ConsoleScanFeed: @unchecked Sendable {
     ///   - videoDevice: the system calls for a camera (`LibV4L2Device()`; tests pass a fake).
     ///   - onCode: each newly seen code's text, on the feed's thread.
     ///   - onState: each change of the source's state, on the feed's thread.
-    public init(source: Source, cooldown: TimeInterval = 3, clock: any Clock = SystemClock(),
+    public init(source: Source, cooldown: TimeInterval = 3, clock: any WallClock = SystemWallClock(),
                 videoDevice: any VideoDevice = LibV4L2Device(),
                 onCode: @escaping @Sendable (String) -> Void, onState: @escaping @Sendable (State) -> Void) {
         precondition(cooldown.isFinite && cooldown >= 0, "the cooldown must be a finite number of seconds ≥ 0")

@@ -23,7 +23,7 @@ enum DemoCommand {
         ])
 
     static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                    clock: any Clock) throws -> Int32 {
+                    clock: any WallClock) throws -> Int32 {
         var reader = ArgumentReader(arguments)
         if reader.wantsHelp { terminal.out(help.rendered); return 0 }
         let keptFolder = try reader.option("--dir")
@@ -187,12 +187,12 @@ struct DemoFolder {
 final class DemoArrivals: @unchecked Sendable {
     private let server: GatePassServer
     private let every: Int
-    private let clock: any Clock
+    private let clock: any WallClock
     private let timeZone: TimeZone
     private let timer = Locked<DispatchSourceTimer?>(nil)
     private let count = Locked(0)
 
-    init(server: GatePassServer, every: Int, clock: any Clock, timeZone: TimeZone) {
+    init(server: GatePassServer, every: Int, clock: any WallClock, timeZone: TimeZone) {
         self.server = server; self.every = every; self.clock = clock; self.timeZone = timeZone
     }
 

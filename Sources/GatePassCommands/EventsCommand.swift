@@ -14,7 +14,7 @@ enum EventsCommand {
         ])
 
     static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                    clock: any Clock) throws -> Int32 {
+                    clock: any WallClock) throws -> Int32 {
         var reader = ArgumentReader(arguments)
         if reader.wantsHelp { terminal.out(help.rendered); return 0 }
         let scanner = reader.flag("--scanner")

@@ -35,7 +35,7 @@ public enum GatePassCLI {
     /// Runs the command line and returns the exit status: 0 ok, 1 failure, 2 usage error.
     public static func main(_ arguments: [String], terminal: any Terminal = StandardStreams(),
                             environment: [String: String] = ProcessInfo.processInfo.environment,
-                            clock: any Clock = SystemClock()) -> Int32 {
+                            clock: any WallClock = SystemWallClock()) -> Int32 {
         var rest = Array(arguments.dropFirst())
         do {
             guard let name = rest.first else {

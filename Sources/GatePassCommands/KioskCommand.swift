@@ -22,7 +22,7 @@ enum KioskCommand {
         ])
 
     static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                    clock: any Clock) throws -> Int32 {
+                    clock: any WallClock) throws -> Int32 {
         var reader = ArgumentReader(arguments)
         if reader.wantsHelp { terminal.out(help.rendered); return 0 }
         let server = try reader.option("--server")
@@ -143,7 +143,7 @@ enum KioskCommand {
             return .video(video!)
         }
 
-        func open(clock: any Clock, onTransition: @escaping @Sendable (CameraTransition) -> Void) throws -> any FrameSource {
+        func open(clock: any WallClock, onTransition: @escaping @Sendable (CameraTransition) -> Void) throws -> any FrameSource {
             switch self {
             case .device(let path, let width, let height, let fps):
                 return V4L2Camera(configuration: .init(devicePath: path, width: width, height: height, framesPerSecond: fps),

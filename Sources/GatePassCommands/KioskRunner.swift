@@ -29,7 +29,7 @@ public final class KioskRunner: @unchecked Sendable {
 
     private let core: ClientCore
     private let terminal: any Terminal
-    private let clock: any Clock
+    private let clock: any WallClock
     private let options: Options
     private let readCodes: (FrameView) throws -> [String]
     private let notifier: SystemdNotifier
@@ -47,7 +47,7 @@ public final class KioskRunner: @unchecked Sendable {
     private var outbox: OutboxService?
     private var events: EventStreamConsumer?
 
-    public init(core: ClientCore, terminal: any Terminal, clock: any Clock, options: Options, notifier: SystemdNotifier,
+    public init(core: ClientCore, terminal: any Terminal, clock: any WallClock, options: Options, notifier: SystemdNotifier,
          readCodes: @escaping (FrameView) throws -> [String]) {
         self.core = core
         self.terminal = terminal

@@ -29,7 +29,7 @@ enum PushCommands {
         ])
 
     static func test(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                     clock: any Clock) throws -> Int32 {
+                     clock: any WallClock) throws -> Int32 {
         var reader = ArgumentReader(arguments)
         if reader.wantsHelp { terminal.out(testHelp.rendered); return 0 }
         let database = try reader.option("--db")
@@ -79,7 +79,7 @@ enum PushCommands {
     }
 
     static func deliveries(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                           clock: any Clock) throws -> Int32 {
+                           clock: any WallClock) throws -> Int32 {
         var reader = ArgumentReader(arguments)
         if reader.wantsHelp { terminal.out(deliveriesHelp.rendered); return 0 }
         let token = try reader.requiredOption("--token")
@@ -116,7 +116,7 @@ enum PushCommands {
     }
 
     /// Opens a database that must already exist (these commands never create one).
-    static func openExisting(_ path: String) throws -> Store {
+    static func openExisting(_ path: String) throws -> ServerDatabase {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandFailure("no database at \(path)")
         }

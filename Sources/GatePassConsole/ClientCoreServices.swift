@@ -19,7 +19,7 @@ public final class ClientCoreServices: ConsoleServices {
     /// Internal so the per-screen service extensions (scan, history, more) can make calls of their own.
     let transport: RetryAfterRecorder
     private let defaultServer: String?
-    let clock: any Clock
+    let clock: any WallClock
     /// True while the shell's outbox service finds the server unreachable: check-ins are then
     /// queued without a connect attempt. Set by the shell; false by default.
     public var knownOffline: () -> Bool = { false }
@@ -31,7 +31,7 @@ public final class ClientCoreServices: ConsoleServices {
     ///   - defaultServer: offered when neither the state folder nor a session names a server
     ///     (the `GATEPASS_SERVER` environment variable).
     ///   - clock: stamps the cached visitor details.
-    public init(core: ClientCore, transport: any HTTPTransport, defaultServer: String?, clock: any Clock = SystemClock()) {
+    public init(core: ClientCore, transport: any HTTPTransport, defaultServer: String?, clock: any WallClock = SystemWallClock()) {
         self.core = core
         self.transport = RetryAfterRecorder(base: transport)
         self.defaultServer = defaultServer.flatMap { $0.isEmpty ? nil : $0 }

@@ -137,7 +137,7 @@ public protocol MoreServices: AnyObject {
 
 extension ClientCoreServices: MoreServices {
     /// The meta key ClientCore writes "SERVER USERID" under after registering the push token
-    /// (`ClientStore.deviceRegistrationKey`, which GatePassClient keeps internal).
+    /// (`ClientDatabase.deviceRegistrationKey`, which GatePassClient keeps internal).
     static let deviceRegistrationMetaKey = "device_registration"
 
     public func profile() throws(ConsoleError) -> ConsoleRead<Profile> {

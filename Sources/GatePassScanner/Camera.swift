@@ -195,7 +195,7 @@ public final class V4L2Camera: FrameSource, @unchecked Sendable {
 
     public let configuration: Configuration
     private let device: any VideoDevice
-    private let clock: any Clock
+    private let clock: any WallClock
     private let sleeper: any ReconnectSleeper
     private let onTransition: (@Sendable (CameraTransition) -> Void)?
 
@@ -217,7 +217,7 @@ public final class V4L2Camera: FrameSource, @unchecked Sendable {
     ///   - clock: for frame timeouts and the `waiting(until:)` time.
     ///   - sleeper: how to wait between reconnect attempts.
     ///   - onTransition: told of every state change, on the thread that made it.
-    public init(configuration: Configuration, device: any VideoDevice, clock: any Clock = SystemClock(),
+    public init(configuration: Configuration, device: any VideoDevice, clock: any WallClock = SystemWallClock(),
                 sleeper: any ReconnectSleeper = SystemSleeper(),
                 onTransition: (@Sendable (CameraTransition) -> Void)? = nil) {
         precondition(configuration.width > 0 && configuration.height > 0, "a camera needs a frame size")

@@ -1,6 +1,6 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 
 /// Bootstrapping on the database file directly (`gatepass user add`, `checkpoint add`,
 /// `serve --demo-data`), for before anyone can log in.
@@ -11,7 +11,7 @@ public enum Administration {
     }
 
     /// Adds a user, creating its organization (with the default checkpoint) if needed.
-    public static func addUser(store: Store, email rawEmail: String, name rawName: String, role: Role,
+    public static func addUser(store: ServerDatabase, email rawEmail: String, name rawName: String, role: Role,
                                organization: String, canScan: Bool, now: Date) throws -> Profile {
         let email: String
         let name: String
@@ -34,7 +34,7 @@ public enum Administration {
         }
     }
 
-    public static func addCheckpoint(store: Store, organization: String, name rawName: String, now: Date) throws -> Checkpoint {
+    public static func addCheckpoint(store: ServerDatabase, organization: String, name rawName: String, now: Date) throws -> Checkpoint {
         let name: String
         do {
             name = try Field.requiredText(rawName, "name", maxLength: 100)

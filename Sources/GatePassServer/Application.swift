@@ -2,7 +2,7 @@ import Foundation
 import GatePassCore
 import GatePassCrypto
 import HTTPServer
-import SQLiteStore
+import SQLite
 import Synchronization
 
 /// The Gate Pass API: everything between a parsed HTTP request and its response.
@@ -12,8 +12,8 @@ import Synchronization
 /// idempotency recorded in the same transaction) → metrics and one log line.
 public final class GatePassApplication: HTTPResponder {
     public let configuration: ServerConfiguration
-    let store: Store
-    let clock: any Clock
+    let store: ServerDatabase
+    let clock: any WallClock
     let logSink: any LogSink
     let signer: TokenSigner
     let otp: OneTimePasswords
@@ -32,7 +32,7 @@ public final class GatePassApplication: HTTPResponder {
     var idempotentRequestsInProgress: Int { keysInProgress.withLock { $0.count } }
     private let fingerprintKey: [UInt8]
 
-    public init(configuration: ServerConfiguration, store: Store, secret: ServerSecret, clock: any Clock,
+    public init(configuration: ServerConfiguration, store: ServerDatabase, secret: ServerSecret, clock: any WallClock,
                 logSink: any LogSink, devMode: Bool) {
         self.configuration = configuration
         self.store = store

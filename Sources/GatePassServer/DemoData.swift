@@ -1,6 +1,6 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 
 /// A demo organization: one user per role and visitors in every status, so every screen
 /// and route has something to show. Seeding twice is harmless (the second time does nothing).
@@ -28,7 +28,7 @@ public enum DemoData {
     /// (and the EXPECTED pass that needs approval under `expectedNeedingApproval`); empty when
     /// the organization was already there.
     @discardableResult
-    public static func seed(store: Store, now: Date, timeZone: TimeZone) throws -> [String: String] {
+    public static func seed(store: ServerDatabase, now: Date, timeZone: TimeZone) throws -> [String: String] {
         try store.write { db -> [String: String] in
             if try Directory.organizationId(named: organization, db) != nil { return [:] }
             let organizationId = try Directory.createOrganization(name: organization, now: now, db)

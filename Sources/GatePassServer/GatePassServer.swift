@@ -7,16 +7,16 @@ import HTTPServer
 // @unchecked: every stored property is immutable; the timer is only cancelled, which is thread-safe.
 public final class GatePassServer: @unchecked Sendable {
     public let application: GatePassApplication
-    public let store: Store
+    public let store: ServerDatabase
     let http: HTTPServer
     public let port: UInt16
     private let maintenance: DispatchSourceTimer
 
     /// Opens the database (migrating it), loads or creates the secret, and starts listening.
-    public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any Clock = SystemClock(),
+    public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any WallClock = SystemWallClock(),
                 logSink: any LogSink = StandardErrorLog()) throws {
         try configuration.validate()
-        let store = try Store(path: configuration.database, synchronous: configuration.sqliteSynchronous,
+        let store = try ServerDatabase(path: configuration.database, synchronous: configuration.sqliteSynchronous,
                               busyTimeoutMilliseconds: Int32(configuration.sqliteBusyTimeoutMilliseconds))
         let secret: ServerSecret
         do {

@@ -170,7 +170,7 @@ struct ConsoleApprovalsFigures: Codable, Sendable {
     /// Anchor: JSONDecoder of that body into Page<Visitor>.
     var decodeAnchor: ConsoleTimes
     /// The two steps of the offline-cache write `pendingApprovals()` makes before it answers:
-    /// `CanonicalJSON.encode` of the page, and `ClientStore.cache` (one SQLite write, synchronous=FULL).
+    /// `CanonicalJSON.encode` of the page, and `ClientDatabase.cache` (one SQLite write, synchronous=FULL).
     var cacheEncode: ConsoleTimes
     var cacheWrite: ConsoleTimes
     /// `ClientCoreServices.pendingApprovals()`: GET + decode + cache write, as the console calls it.
@@ -236,7 +236,7 @@ func printConsoleReport(_ report: ConsoleBenchReport) {
         \(row("same GET, bytes only (curl)", a.rawGet))
         \(row("anchor: JSONDecoder of that body", a.decodeAnchor))
         \(row("CanonicalJSON.encode of the page (cache)", a.cacheEncode))
-        \(row("ClientStore.cache write (cache)", a.cacheWrite))
+        \(row("ClientDatabase.cache write (cache)", a.cacheWrite))
         \(row("pendingApprovals(): GET+decode+cache write", a.request, "ratio \(format(a.requestRatioToHealthz, 2)) to healthz"))
 
 

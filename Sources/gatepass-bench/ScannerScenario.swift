@@ -914,7 +914,7 @@ func runKioskLatency(_ options: Options, directory: String, library: [ScannerFra
     final class DecodeLog { var ended: [Int: (at: UInt64, found: Bool)] = [:] }
     let decodeLog = DecodeLog()
     let hold = 10, gap = 5
-    let runner = KioskRunner(core: core, terminal: terminal, clock: SystemClock(), options: .init(cooldown: 3),
+    let runner = KioskRunner(core: core, terminal: terminal, clock: SystemWallClock(), options: .init(cooldown: 3),
                              notifier: SystemdNotifier(environment: [:])) { frame in
         let codes = try decoder.decode(frame).codes.map(\.text)
         let position = frame.index - gap

@@ -474,9 +474,9 @@ final class PassPool: Sendable {
 }
 
 /// The group-commit counters of the server's SQLite writer (`GroupCommitWriter.commits` and
-/// `.jobs`). `Store.writer` is internal to GatePassServer, so they are read by reflection;
+/// `.jobs`). `ServerDatabase.writer` is internal to GatePassServer, so they are read by reflection;
 /// nil when the layout changed. Read only while no write is in flight.
-func groupCommitCounters(_ store: Store) -> (commits: Int, jobs: Int)? {
+func groupCommitCounters(_ store: ServerDatabase) -> (commits: Int, jobs: Int)? {
     guard let writer = Mirror(reflecting: store).children.first(where: { $0.label == "writer" })?.value else { return nil }
     let fields = Mirror(reflecting: writer).children
     guard let commits = fields.first(where: { $0.label == "commits" })?.value as? Int,
@@ -518,7 +518,7 @@ struct WriteCounters {
     var groupCommit: (commits: Int, jobs: Int)?
     var storageBytes: Int?
 
-    init(_ store: Store) {
+    init(_ store: ServerDatabase) {
         groupCommit = groupCommitCounters(store)
         storageBytes = processStorageWriteBytes()
     }

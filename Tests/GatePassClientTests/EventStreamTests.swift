@@ -327,7 +327,7 @@ private struct SplitMixGenerator: RandomNumberGenerator {
     @Test func theLastIDSurvivesANewConsumerOnTheSameStore() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-events-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try ClientStore(directory: StateDirectory(path: folder))
+        let store = try ClientDatabase(directory: StateDirectory(path: folder))
         defer { store.close() }
         try withFakeServer([
             .init(chunks: ["id: 5\ndata: a\n\nid: 6\ndata: b\n\n"], thenClose: false),

@@ -168,7 +168,7 @@ func temporaryPath(_ name: String) -> String {
         #expect(unknown.status == 1)
         #expect(unknown.terminal.stderr.contains("no organization named Nowhere"))
 
-        let store = try Store(path: database)
+        let store = try ServerDatabase(path: database)
         defer { store.close() }
         let names = try store.read { db in
             try db.query("SELECT c.name FROM checkpoints c JOIN organizations o ON o.id = c.organization_id WHERE o.name = 'Site' ORDER BY c.name") { try $0.string(0) }

@@ -103,7 +103,7 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         }
 
         func core() throws -> ClientCore {
-            try ClientCommands.Context(terminal: terminal, environment: environment, clock: SystemClock()).core(platform: "kiosk")
+            try ClientCommands.Context(terminal: terminal, environment: environment, clock: SystemWallClock()).core(platform: "kiosk")
         }
 
         func waitForLine(_ text: String) -> Bool {
@@ -120,7 +120,7 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         let core = try gate.core()
         _ = try core.ensureScannerToken(now: Date())
         let decoder = try QRDecoder()
-        return KioskRunner(core: core, terminal: gate.terminal, clock: SystemClock(), options: .init(cooldown: 3, json: json),
+        return KioskRunner(core: core, terminal: gate.terminal, clock: SystemWallClock(), options: .init(cooldown: 3, json: json),
                            notifier: SystemdNotifier(environment: [:])) { frame in
             try decoder.decode(frame).codes.map(\.text)
         }

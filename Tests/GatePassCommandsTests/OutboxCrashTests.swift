@@ -95,7 +95,7 @@ import Testing
         #expect(rows.count == count)
         #expect(rows.allSatisfy { $0.result == "CHECKED_IN" && $0.times == 1 })
         #expect(Set(rows.map(\.shortId)) == Set(shortIds))
-        let after = try ClientStore(directory: state)
+        let after = try ClientDatabase(directory: state)
         #expect(try after.outboxCount() == 0)
         #expect(try after.deadLetters().isEmpty)
     }

@@ -38,7 +38,7 @@ final class ByteRecordingTerminal: Terminal, @unchecked Sendable {
         _ = try core.ensureScannerToken(now: Date())
         let decoder = try QRDecoder()
         let read = Mutex<[String]>([])
-        let kiosk = KioskRunner(core: core, terminal: gate.terminal, clock: SystemClock(), options: .init(cooldown: 3, json: false),
+        let kiosk = KioskRunner(core: core, terminal: gate.terminal, clock: SystemWallClock(), options: .init(cooldown: 3, json: false),
                                 notifier: SystemdNotifier(environment: [:])) { frame in
             let codes = try decoder.decode(frame).codes.map(\.text)
             read.withLock { $0 += codes }

@@ -548,7 +548,7 @@ final class FakeVideoDevice: VideoDevice, @unchecked Sendable {
 // MARK: - Clock, sleeper and transition log for camera tests
 
 /// A clock that only moves when told to.
-final class TestClock: Clock {
+final class TestClock: WallClock {
     private let time = Locked(Date(timeIntervalSince1970: 1_750_000_000))
     func now() -> Date { time.withLock { $0 } }
     func advance(by interval: TimeInterval) { time.withLock { $0 += interval } }

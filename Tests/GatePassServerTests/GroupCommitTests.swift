@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteStore
+import SQLite
 import Testing
 
 @Suite struct GroupCommitTests {

@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import LoopbackHTTP
-import SQLiteStore
+import SQLite
 import Testing
 @testable import GatePassServer
 

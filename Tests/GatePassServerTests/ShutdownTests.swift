@@ -1,7 +1,7 @@
 import Foundation
 import HTTPServer
 import LoopbackHTTP
-import SQLiteStore
+import SQLite
 import Synchronization
 import Testing
 

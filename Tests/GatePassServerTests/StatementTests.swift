@@ -1,6 +1,6 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 import Testing
 
 /// The SQLite wrapper's statements and rows: one statement per SQL text, text by its byte

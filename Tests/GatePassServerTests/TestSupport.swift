@@ -6,7 +6,7 @@ import Testing
 @testable import GatePassServer
 
 /// A clock tests move by hand (OTP expiry, token lifetime, validity windows).
-final class TestClock: Clock {
+final class TestClock: WallClock {
     private let current: Mutex<Date>
     init(_ start: Date = Date()) { current = Mutex(start) }
     func now() -> Date { current.withLock { $0 } }
@@ -38,7 +38,7 @@ struct TestServer {
     let directory: String
 
     var port: UInt16 { server.port }
-    var store: Store { server.store }
+    var store: ServerDatabase { server.store }
 
     func client() -> LoopbackHTTPClient { LoopbackHTTPClient(port: port) }
 

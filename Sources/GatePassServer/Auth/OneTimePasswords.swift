@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import GatePassCrypto
-import SQLiteStore
+import SQLite
 import Synchronization
 
 /// The OTP rules of api.md: 6 random digits, valid for a configurable 10 minutes, single

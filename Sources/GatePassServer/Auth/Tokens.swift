@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import GatePassCrypto
-import SQLiteStore
+import SQLite
 
 enum Base64URLText {
     static func encode(_ text: String) -> String { Base64URL.encode(Array(text.utf8)) }

@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 /// Fans the event log out to the open streams, on one thread.
 ///
@@ -18,8 +18,8 @@ final class EventHub: @unchecked Sendable {
         var pushFailAfterSeconds: Int
     }
 
-    private let store: Store
-    private let clock: any Clock
+    private let store: ServerDatabase
+    private let clock: any WallClock
     private let settings: Settings
     private let logSink: any LogSink
 
@@ -36,7 +36,7 @@ final class EventHub: @unchecked Sendable {
     private var lastFailSweep = ContinuousClock.now
     private var lastRevalidation = ContinuousClock.now
 
-    init(store: Store, clock: any Clock, settings: Settings, logSink: any LogSink) {
+    init(store: ServerDatabase, clock: any WallClock, settings: Settings, logSink: any LogSink) {
         self.store = store
         self.clock = clock
         self.settings = settings

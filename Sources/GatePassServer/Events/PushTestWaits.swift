@@ -24,7 +24,7 @@ final class PushTestWaits: @unchecked Sendable {
         }
     }
 
-    private let store: Store
+    private let store: ServerDatabase
     let capacity: Int
     private let lock = NSLock()
     private var reserved = 0
@@ -33,7 +33,7 @@ final class PushTestWaits: @unchecked Sendable {
     private var stopped = false
     private let queue = DispatchQueue(label: "push-test-waits")
 
-    init(store: Store, capacity: Int) {
+    init(store: ServerDatabase, capacity: Int) {
         self.store = store
         self.capacity = capacity
     }

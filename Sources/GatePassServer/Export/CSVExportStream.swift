@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 /// The body of `GET /api/admin/scan-history.csv`: rows are read from the store one page at
 /// a time, when libmicrohttpd asks for more bytes (that is, as the socket drains), so an

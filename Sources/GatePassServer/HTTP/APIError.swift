@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 /// An error the API answers with its own status and the JSON error shape of api.md.
 /// Lower layers throw their own errors; `APIError.from` translates them here, so no layer

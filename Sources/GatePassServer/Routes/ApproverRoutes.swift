@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 extension GatePassApplication {
     /// The approvals queue: visitors assigned to the caller or unassigned, newest request first.

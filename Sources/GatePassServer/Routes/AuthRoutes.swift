@@ -2,7 +2,7 @@ import CSpawn
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 extension GatePassApplication {
     struct SendOTPBody: Decodable { var email: String }

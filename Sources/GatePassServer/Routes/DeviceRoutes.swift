@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 extension GatePassApplication {
     struct RegisterDeviceBody: Decodable { var token: String; var platform: String }

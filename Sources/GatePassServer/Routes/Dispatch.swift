@@ -1,6 +1,6 @@
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 extension GatePassApplication {
     /// GET routes, on a reader connection.

@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 extension GatePassApplication {
     /// `GET /api/events`: a server-sent event stream for the caller's audience.

@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 
 /// The per-user notification list: the notable events that reached the user (the same
 /// audience rule as the event stream), minus what they deleted, with when they read each.

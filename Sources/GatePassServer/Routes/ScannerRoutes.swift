@@ -1,7 +1,7 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLiteStore
+import SQLite
 import Synchronization
 
 /// Storage of scans (the shape is the domain's `Scan`).

@@ -2,7 +2,7 @@ import Foundation
 import GatePassCore
 import HTTPServer
 import QRCode
-import SQLiteStore
+import SQLite
 
 extension GatePassApplication {
     struct CreateVisitorBody: Decodable {

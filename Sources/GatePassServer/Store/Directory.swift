@@ -1,6 +1,6 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 
 /// Organizations, users and checkpoints.
 enum Directory {

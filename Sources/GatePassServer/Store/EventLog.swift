@@ -1,6 +1,6 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 
 /// Who receives an event: the audience columns of the `events` table (see Schema 0002).
 struct EventAudience: Sendable, Equatable {

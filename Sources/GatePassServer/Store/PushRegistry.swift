@@ -1,6 +1,6 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 
 /// The push-token registry's operations: test sends and the delivery log. Used by the API
 /// (`/api/admin/push-test`, `/api/admin/push-deliveries`) and by `gatepass push-test --db`.
@@ -45,7 +45,7 @@ public enum PushRegistry {
 
     /// Polls the deliveries of `eventIds` until all are delivered or `wait` has passed
     /// (`gatepass push-test --db`: a command, which may block; the server uses `PushTestWaits`).
-    static func outcomes(for targets: [PushTarget], eventIds: [Int64], store: Store, wait: Duration) -> [PushTestOutcome] {
+    static func outcomes(for targets: [PushTarget], eventIds: [Int64], store: ServerDatabase, wait: Duration) -> [PushTestOutcome] {
         let deadline = ContinuousClock.now + wait
         var statuses: [String: String] = [:]
         while true {
@@ -86,7 +86,7 @@ public enum PushRegistry {
 
     /// Runs a whole test against a database file (`gatepass push-test --db`): a server using
     /// the same file delivers the events to its streams and records it.
-    public static func test(store: Store, token: String?, wait: Duration, now: Date) throws -> [PushTestOutcome] {
+    public static func test(store: ServerDatabase, token: String?, wait: Duration, now: Date) throws -> [PushTestOutcome] {
         let targets = try store.read { db in try Self.targets(organizationId: nil, token: token, db) }
         if let token, targets.isEmpty {
             return [PushTestOutcome(token: token, status: .error, detail: "this token is not registered")]
@@ -123,7 +123,7 @@ public enum PushRegistry {
     }
 
     /// `gatepass push-deliveries --db`.
-    public static func deliveries(store: Store, token: String, limit: Int) throws -> [PushDelivery] {
+    public static func deliveries(store: ServerDatabase, token: String, limit: Int) throws -> [PushDelivery] {
         try store.read { db in try deliveries(organizationId: nil, token: token, limit: limit, before: nil, db) }
     }
 }

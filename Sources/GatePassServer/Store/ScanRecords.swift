@@ -1,6 +1,6 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 
 /// The scan history's filters, as the history and its CSV export share them.
 struct ScanHistoryFilter: Sendable {

@@ -1,4 +1,4 @@
-import SQLiteStore
+import SQLite
 
 /// The server's schema, as numbered migrations applied at start.
 /// Times are INTEGER milliseconds since 1970 (UTC); booleans are 0/1.

@@ -1,6 +1,6 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 
 /// A visitor with the columns the API does not show.
 struct VisitorRecord: Sendable {

@@ -19,14 +19,14 @@ final class WriteProbe: @unchecked Sendable {
     static let interval: TimeInterval = 1
 
     private let probe: @Sendable () throws -> Void
-    private let clock: any Clock
+    private let clock: any WallClock
     private let logSink: any LogSink
     // `condition` guards `last` and `probing`.
     private let condition = NSCondition()
     private var last: Outcome?
     private var probing = false
 
-    init(clock: any Clock, logSink: any LogSink, probe: @escaping @Sendable () throws -> Void) {
+    init(clock: any WallClock, logSink: any LogSink, probe: @escaping @Sendable () throws -> Void) {
         self.clock = clock
         self.logSink = logSink
         self.probe = probe

@@ -66,7 +66,7 @@ final class FuzzedServer: Sendable {
         // the per-address cap (ConnectionGuardTests test the cap itself).
         configuration.maxConnectionsPerIP = configuration.maxConnections
         do {
-            server = try GatePassServer(configuration: configuration, devMode: true, clock: SystemClock(),
+            server = try GatePassServer(configuration: configuration, devMode: true, clock: SystemWallClock(),
                                         logSink: DiscardedLog())
             owner = try Administration.addUser(store: server.store, email: "owner@fuzz.example", name: "Fuzz Owner",
                                                role: .owner, organization: "Fuzz", canScan: true, now: Date())

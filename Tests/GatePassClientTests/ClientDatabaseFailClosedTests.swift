@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteStore
+import SQLite
 import Testing
 @testable import GatePassClient
 
@@ -7,10 +7,10 @@ import Testing
 /// understand is an error, never a default (an entry is never replayed with a guessed
 /// credential, a mangled body, or from a guessed stream position).
 @Suite struct ClientStoreFailClosedTests {
-    func withStore<T>(_ body: (ClientStore, Connection) throws -> T) throws -> T {
+    func withStore<T>(_ body: (ClientDatabase, Connection) throws -> T) throws -> T {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-state-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let store = try ClientStore(directory: StateDirectory(path: path))
+        let store = try ClientDatabase(directory: StateDirectory(path: path))
         defer { store.close() }
         let raw = try Connection(path: store.path)
         defer { raw.close() }
@@ -70,7 +70,7 @@ import Testing
             try store.setLastEventID(41, server: "http://gate")
             #expect(try store.lastEventID(server: "http://gate") == 41)
             for damaged in ["forty-two", "", "-3", "9999999999999999999999"] {
-                try store.setMeta(ClientStore.lastEventIDKeyPrefix + "http://gate", damaged)
+                try store.setMeta(ClientDatabase.lastEventIDKeyPrefix + "http://gate", damaged)
                 do {
                     let id = try store.lastEventID(server: "http://gate")
                     Issue.record("\(damaged.debugDescription) read as \(String(describing: id))")
@@ -88,7 +88,7 @@ extension ClientStoreFailClosedTests {
             let token = try store.deviceToken()
             #expect(try store.deviceToken() == token, "kept across calls")
             for damaged in ["", "has space", "tab\there", String(repeating: "x", count: 513), "ünicode"] {
-                try store.setMeta(ClientStore.deviceTokenKey, damaged)
+                try store.setMeta(ClientDatabase.deviceTokenKey, damaged)
                 expectUnreadable(damaged.debugDescription) { () throws(ClientError) in try store.deviceToken() }
             }
         }

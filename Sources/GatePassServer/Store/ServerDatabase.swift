@@ -1,11 +1,11 @@
 import Foundation
 import GatePassCore
-import SQLiteStore
+import SQLite
 import Synchronization
 
 /// The server's SQLite database: one group-commit writer and a pool of readers over one
 /// file in WAL mode, with foreign keys on and the schema migrated at open.
-public final class Store: Sendable {
+public final class ServerDatabase: Sendable {
     public let path: String
     let writer: GroupCommitWriter
     let readers: ReaderPool
@@ -27,11 +27,11 @@ public final class Store: Sendable {
         try Connection.createPrivateFile(at: path)
         let connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         do {
-            try Store.checkIntegrity(connection, path: path)
+            try ServerDatabase.checkIntegrity(connection, path: path)
             try connection.executeScript("""
                 PRAGMA journal_mode = WAL;
                 PRAGMA foreign_keys = ON;
-                PRAGMA synchronous = \(Store.validatedSynchronous(synchronous));
+                PRAGMA synchronous = \(ServerDatabase.validatedSynchronous(synchronous));
                 PRAGMA temp_store = MEMORY;
                 PRAGMA cache_size = -16000;
                 """)

@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteStore
+import SQLite
 import Synchronization
 
 /// The client's SQLite state file: outbox, dead letters, cache and key/value metadata
@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Thread-safe: one connection behind a lock (the console's drain thread and its UI share it);
 /// other processes on the same file are coordinated by SQLite's own locking.
-public final class ClientStore: @unchecked Sendable {
+public final class ClientDatabase: @unchecked Sendable {
     // @unchecked: `connection` is only used while `lock` is held.
     private let connection: Connection
     private let lock = NSLock()

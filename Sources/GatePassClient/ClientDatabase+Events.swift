@@ -10,7 +10,7 @@ public protocol LastEventIDStore: Sendable {
     func setLastEventID(_ id: Int64, server: String) throws(ClientError)
 }
 
-extension ClientStore: LastEventIDStore {
+extension ClientDatabase: LastEventIDStore {
     static let lastEventIDKeyPrefix = "last_event_id "
 
     public func lastEventID(server: String) throws(ClientError) -> Int64? {
