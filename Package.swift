@@ -4,6 +4,7 @@ import PackageDescription
 // Layers, bottom to top (a target depends only on targets above it in this list):
 //   C system libraries (CSQLite, CMicroHTTPD, COpenSSL, CQREncode)
 //   GatePassCore       — the domain: no I/O, shared by server and clients
+//   GatePassAPI        — the contract's endpoints (method, path, action), shared by server and clients
 //   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode
 //   GatePassServer     — the API service on top of the wrappers
 //   GatePassCommands   — the command line (`gatepass …`)
@@ -43,6 +44,8 @@ let package = Package(
 
         // MARK: - Domain
         .target(name: "GatePassCore"),
+        // The contract: every endpoint's method, path and domain action, shared by server and client.
+        .target(name: "GatePassAPI", dependencies: ["GatePassCore"]),
 
         // MARK: - Thin wrappers over the C libraries
         .target(name: "SQLite", dependencies: ["CSQLite"]),
@@ -50,14 +53,14 @@ let package = Package(
         .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
-        .target(name: "GatePassClient", dependencies: ["GatePassCore", "CurlHTTP", "SQLite"]),
+        .target(name: "GatePassClient", dependencies: ["GatePassCore", "GatePassAPI", "CurlHTTP", "SQLite"]),
         .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
         .target(name: "GatePassConsole", dependencies: ["GatePassCore", "GatePassClient"]),
         .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole"]),
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
-                dependencies: ["GatePassCore", "SQLite", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn"]),
+                dependencies: ["GatePassCore", "GatePassAPI", "SQLite", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn"]),
         .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP",
                                                         "GatePassScanner", "GatePassConsole", "CursesTerminal", "QRCode"]),
         .target(name: "LoopbackHTTP"),
@@ -70,7 +73,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
         .testTarget(name: "GatePassServerTests",
-                    dependencies: ["GatePassServer", "GatePassCore", "LoopbackHTTP", "SQLite",
+                    dependencies: ["GatePassServer", "GatePassCore", "GatePassAPI", "LoopbackHTTP", "SQLite",
                                    "GatePassCrypto", "QRCode", "HTTPServer"]),
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",

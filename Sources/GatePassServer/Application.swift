@@ -1,4 +1,5 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import GatePassCrypto
 import HTTPServer
@@ -21,7 +22,7 @@ public final class GatePassApplication: HTTPResponder {
     let statsCache = StatsCache()
     let eventHub: EventHub
     let writeProbe: WriteProbe
-    let router = Router()
+    let router = Router(routes: GatePassApplication.routes)
     let pushTestWaits: PushTestWaits
     let timeZone: TimeZone
     let devMode: Bool
@@ -62,14 +63,14 @@ public final class GatePassApplication: HTTPResponder {
     /// One request as the handlers see it.
     struct Call: Sendable {
         var request: HTTPRequest
-        var route: APIRoute
+        var endpoint: Endpoint
         var parameters: [String: String]
         var principal: Principal?
         var now: Date
 
         /// The principal of an authenticated route (the permission table has run already).
         var caller: Principal {
-            guard let principal else { preconditionFailure("\(route) reached its handler without a principal") }
+            guard let principal else { preconditionFailure("\(endpoint) reached its handler without a principal") }
             return principal
         }
 
@@ -115,12 +116,12 @@ public final class GatePassApplication: HTTPResponder {
             throw APIError.badRequest("malformed request: \(malformation)")
         }
         let match = router.match(method: request.method, segments: request.pathSegments)
-        if case .found(let route, _) = match { routeName = route.pathPattern }
+        if case .found(let route, _) = match { routeName = route.endpoint.pathPattern }
         if request.bodyExceededLimit {
             throw APIError(code: .payloadTooLarge,
                            message: "the body is larger than \(configuration.bodyLimitBytes) bytes")
         }
-        let route: APIRoute
+        let route: Route
         let parameters: [String: String]
         switch match {
         case .notFound:
@@ -133,29 +134,31 @@ public final class GatePassApplication: HTTPResponder {
             parameters = foundParameters
         }
         let now = clock.now()
-        if route == .metrics { return try metricsResponse(request) }
+        let endpoint = route.endpoint
         func authorized(_ principal: Principal?) throws -> Call {
-            switch Permissions.access(principal?.kind ?? .anonymous, to: route) {
+            switch Permissions.may(principal?.kind ?? .anonymous, endpoint.action) {
             case .allowed: break
             case .unauthenticated: throw APIError.unauthorized()
             case .forbidden: throw APIError.forbidden()
             }
-            return Call(request: request, route: route, parameters: parameters, principal: principal, now: now)
+            return Call(request: request, endpoint: endpoint, parameters: parameters, principal: principal, now: now)
         }
-        if route == .adminPushTest {
+        let name = endpoint.pathPattern
+        switch route.work {
+        case .sessionless(let handler):
+            return try handler(self, request)
+        case .deferred(let handler):
             let principal = try store.read { db in try authenticate(request, now: now, db) }
-            let name = route.pathPattern
-            try pushTest(try authorized(principal)) { later($0, name) }
+            try handler(self, try authorized(principal)) { later($0, name) }
             return nil
-        }
-        if route.method != "GET" {
+        case .write(let handler):
             let principal = try store.read { db in try authenticate(request, now: now, db) }
-            let name = route.pathPattern
-            try runWrite(try authorized(principal)) { later($0, name) }
+            try runWrite(try authorized(principal), handler) { later($0, name) }
             return nil
+        case .read(let handler):
+            // A GET borrows one reader for both the session check and the answer.
+            return try store.read { db in try handler(self, try authorized(try authenticate(request, now: now, db)), db) }
         }
-        // A GET borrows one reader for both the session check and the answer.
-        return try store.read { db in try read(try authorized(try authenticate(request, now: now, db)), db) }
     }
 
     /// The principal behind `Authorization: Bearer …`, nil without the header.
@@ -180,7 +183,7 @@ public final class GatePassApplication: HTTPResponder {
         return principal
     }
 
-    private func metricsResponse(_ request: HTTPRequest) throws -> HTTPResponse {
+    func metricsResponse(_ request: HTTPRequest) throws -> HTTPResponse {
         if let required = configuration.metricsToken {
             let given = request.header("authorization").map { String($0.dropFirst(7)) } ?? ""
             guard request.header("authorization")?.lowercased().hasPrefix("bearer ") == true,
@@ -203,12 +206,14 @@ public final class GatePassApplication: HTTPResponder {
 
     /// Runs a POST or DELETE in the writer's next group commit and replies after the commit.
     /// Throws only for problems found before anything is queued.
-    private func runWrite(_ call: Call, reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
-        let routeName = call.route.pathPattern
+    private func runWrite(_ call: Call,
+                          _ handler: @escaping @Sendable (GatePassApplication, Call, Connection) throws -> HTTPResponse,
+                          reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        let routeName = call.endpoint.pathPattern
         guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
-            store.writeAsync({ db in try self.write(call, db) }) { [eventHub] result in
+            store.writeAsync({ db in try handler(self, call, db) }) { [eventHub] result in
                 eventHub.committed()
-                if call.route == .authLogout { eventHub.sessionsEnded() }
+                if call.endpoint == .authLogout { eventHub.sessionsEnded() }
                 switch result {
                 case .success(let response): reply(response)
                 case .failure(let error): reply(self.errorResponse(error, routeName: routeName))
@@ -238,7 +243,7 @@ public final class GatePassApplication: HTTPResponder {
             }
             let response: HTTPResponse
             do {
-                response = try db.inSavepoint { try self.write(call, db) }
+                response = try db.inSavepoint { try handler(self, call, db) }
             } catch {
                 response = self.errorResponse(error, routeName: routeName)
             }
@@ -249,7 +254,7 @@ public final class GatePassApplication: HTTPResponder {
             return (response, false)
         }) { [self] result in
             eventHub.committed()
-            if call.route == .authLogout { eventHub.sessionsEnded() }
+            if call.endpoint == .authLogout { eventHub.sessionsEnded() }
             _ = keysInProgress.withLock { $0.remove(slot) }
             switch result {
             case .success(let (response, replayed)):

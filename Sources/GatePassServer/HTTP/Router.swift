@@ -1,27 +1,30 @@
-import GatePassCore
+import GatePassAPI
 
-/// Matches a method and path to an `APIRoute`, with its path parameters.
+/// Matches a method and path to one of the served routes, with its path parameters.
 ///
 /// Literal segments win over parameters (`/api/visitors/admin-me` is not visitor
 /// "admin-me"). A path that matches with another method gives 405 with the allowed methods.
 struct Router: Sendable {
     enum Match: Sendable {
-        case found(APIRoute, parameters: [String: String])
+        case found(Route, parameters: [String: String])
         case methodNotAllowed(allowed: [String])
         case notFound
     }
 
     private struct Pattern: Sendable {
-        var route: APIRoute
+        var route: Route
         var segments: [Substring]
         var literalCount: Int
     }
 
     private let patterns: [Pattern]
 
-    init(routes: [APIRoute] = APIRoute.allCases) {
+    /// - Precondition: no two routes share a method and path (a table error, found at start).
+    init(routes: [Route]) {
+        let names = routes.map(\.endpoint.name)
+        precondition(Set(names).count == names.count, "a route is declared twice: \(names)")
         patterns = routes.map { route in
-            let segments = route.pathPattern.split(separator: "/")
+            let segments = route.endpoint.pathPattern.split(separator: "/")
             return Pattern(route: route, segments: segments, literalCount: segments.filter { !$0.hasPrefix(":") }.count)
         }.sorted { $0.literalCount > $1.literalCount }
     }
@@ -44,10 +47,11 @@ struct Router: Sendable {
                 }
             }
             guard matches else { continue }
-            if pattern.route.method == method || (method == "HEAD" && pattern.route.method == "GET") {
+            let patternMethod = pattern.route.endpoint.method.rawValue
+            if patternMethod == method || (method == "HEAD" && pattern.route.endpoint.method == .get) {
                 return .found(pattern.route, parameters: parameters)
             }
-            if !allowed.contains(pattern.route.method) { allowed.append(pattern.route.method) }
+            if !allowed.contains(patternMethod) { allowed.append(patternMethod) }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }

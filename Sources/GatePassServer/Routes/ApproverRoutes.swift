@@ -1,9 +1,19 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import HTTPServer
 import SQLite
 
 extension GatePassApplication {
+    /// The approver controller: the approvals queue.
+    static let approverRoutes: [Route] = [
+        .read(.approverMe) { _, call, _ in JSONBody.response(call.caller.user) },
+        .read(.approverList) { app, call, db in try app.approverQueue(call, db) },
+        .read(.approverGet) { app, call, db in try app.approverVisitor(call, db) },
+        .write(.approverApprove) { app, call, db in try app.decide(.approve, call, db) },
+        .write(.approverReject) { app, call, db in try app.decide(.reject, call, db) },
+    ]
+
     /// The approvals queue: visitors assigned to the caller or unassigned, newest request first.
     /// `status` defaults to AWAITING_APPROVAL (the queue); any other status may be asked for.
     func approverQueue(_ call: Call, _ db: Connection) throws -> HTTPResponse {

@@ -1,10 +1,20 @@
 import CSpawn
 import Foundation
+import GatePassAPI
 import GatePassCore
 import HTTPServer
 import SQLite
 
 extension GatePassApplication {
+    /// The auth controller: logging in and out.
+    static let authRoutes: [Route] = [
+        .write(.authSendOTP) { app, call, db in try app.sendOTP(call, db) },
+        .write(.authVerifyOTP) { app, call, db in try app.verifyOTP(call, db) },
+        .read(.authDevPeekOTP) { app, call, _ in try app.devPeekOTP(call) },
+        .read(.authMe) { _, call, _ in JSONBody.response(call.caller.user) },
+        .write(.authLogout) { app, call, db in try app.logout(call, db) },
+    ]
+
     struct SendOTPBody: Decodable { var email: String }
     struct VerifyOTPBody: Decodable { var email: String; var otp: String }
 
@@ -59,11 +69,11 @@ extension GatePassApplication {
         let user = call.caller.user
         let kind = user.principalKind
         let flags: [String: Bool] = [
-            "canManageVisitors": Permissions.access(kind, to: .visitorsCreate) == .allowed,
-            "canDecideVisitors": Permissions.access(kind, to: .visitorsApprove) == .allowed,
+            "canManageVisitors": Permissions.may(kind, .registerVisitor) == .allowed,
+            "canDecideVisitors": Permissions.may(kind, .decideVisitor) == .allowed,
             "canScanCheckpoint": kind.mayScan,
-            "canExportScanHistory": Permissions.access(kind, to: .adminHistoryCSV) == .allowed,
-            "canManageCheckpoints": Permissions.access(kind, to: .checkpointsCreate) == .allowed,
+            "canExportScanHistory": Permissions.may(kind, .exportScanHistory) == .allowed,
+            "canManageCheckpoints": Permissions.may(kind, .createCheckpoint) == .allowed,
             "devMode": devMode,
         ]
         return JSONBody.response(AdminProfile(profile: user, flags: flags))

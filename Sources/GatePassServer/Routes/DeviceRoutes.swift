@@ -1,9 +1,18 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import HTTPServer
 import SQLite
 
 extension GatePassApplication {
+    /// The devices controller: push tokens of managers' and approvers' devices.
+    static let deviceRoutes: [Route] = [
+        .write(.visitorsDeviceRegister) { app, call, db in try app.registerDevice(call, db) },
+        .write(.visitorsDeviceUnregister) { app, call, db in try app.unregisterDevice(call, db) },
+        .write(.approverDeviceRegister) { app, call, db in try app.registerDevice(call, db) },
+        .write(.approverDeviceUnregister) { app, call, db in try app.unregisterDevice(call, db) },
+    ]
+
     struct RegisterDeviceBody: Decodable { var token: String; var platform: String }
     struct UnregisterDeviceBody: Decodable { var token: String }
 

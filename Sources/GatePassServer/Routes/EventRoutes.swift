@@ -1,9 +1,15 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import HTTPServer
 import SQLite
 
 extension GatePassApplication {
+    /// The events controller: the server-sent event stream.
+    static let eventRoutes: [Route] = [
+        .read(.eventsStream) { app, call, db in try app.openEventStream(call, db) },
+    ]
+
     /// `GET /api/events`: a server-sent event stream for the caller's audience.
     func openEventStream(_ call: Call, _ db: Connection) throws -> HTTPResponse {
         let lastEventId: Int64?
@@ -57,7 +63,7 @@ extension GatePassApplication {
             switch result {
             case .failure(let error):
                 pushTestWaits.release()
-                reply(errorResponse(error, routeName: call.route.pathPattern))
+                reply(errorResponse(error, routeName: call.endpoint.pathPattern))
             case .success(let (targets, ids)):
                 if let token, targets.isEmpty {
                     pushTestWaits.release()

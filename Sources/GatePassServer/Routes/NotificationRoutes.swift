@@ -1,4 +1,5 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import HTTPServer
 import SQLite
@@ -6,6 +7,13 @@ import SQLite
 /// The per-user notification list: the notable events that reached the user (the same
 /// audience rule as the event stream), minus what they deleted, with when they read each.
 extension GatePassApplication {
+    /// The notifications controller: a user's notification list.
+    static let notificationRoutes: [Route] = [
+        .read(.notificationsList) { app, call, db in try app.listNotifications(call, db) },
+        .write(.notificationsRead) { app, call, db in try app.readNotification(call, db) },
+        .write(.notificationsDelete) { app, call, db in try app.deleteNotification(call, db) },
+    ]
+
     /// The condition on event row `e` for "this event is in `user`'s list", with its arguments.
     static func notificationScope(_ user: Profile) -> (sql: String, arguments: [any SQLBindable]) {
         switch user.role {

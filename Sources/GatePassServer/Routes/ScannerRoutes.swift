@@ -1,4 +1,5 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import HTTPServer
 import SQLite
@@ -27,6 +28,30 @@ extension Scan {
 }
 
 extension GatePassApplication {
+    /// The scanner controller: the gate.
+    static let scannerRoutes: [Route] = [
+        .write(.scannerToken) { app, call, db in try app.issueScannerToken(call, db) },
+        .read(.scannerStats) { app, call, db in try app.stats(call, db) },
+        .read(.scannerHistory) { app, call, db in try app.scanHistory(call, db) },
+        .write(.scannerCheckIn) { app, call, db in try app.checkIn(call, db) },
+        .write(.scannerCheckOut) { app, call, db in try app.checkOut(call, db) },
+        .read(.scannerLookup) { app, call, db in try app.lookup(call, db) },
+        .write(.scannerWalkIn) { app, call, db in try app.walkIn(call, db) },
+        .read(.scannerOnSite) { app, call, db in try app.onSite(call, db) },
+        .read(.scannerExpected) { app, call, db in try app.expected(call, db) },
+    ]
+
+    /// The admin controller: the site's checkpoints, history export, push diagnostics and operations.
+    static let adminRoutes: [Route] = [
+        .read(.adminHistoryCSV) { app, call, db in try app.scanHistoryCSV(call, db) },
+        .read(.checkpointsList) { app, call, db in try app.listCheckpoints(call, db) },
+        .write(.checkpointsCreate) { app, call, db in try app.createCheckpoint(call, db) },
+        .deferred(.adminPushTest) { app, call, reply in try app.pushTest(call, reply: reply) },
+        .read(.adminPushDeliveries) { app, call, db in try app.pushDeliveries(call, db) },
+        .read(.healthz) { app, _, db in try app.healthz(db) },
+        .sessionless(.metrics) { app, request in try app.metricsResponse(request) },
+    ]
+
     struct ScannerTokenBody: Decodable { var checkpointId: String? }
 
     /// A scanner token bound to a checkpoint, ended by the logout of the session that made it.

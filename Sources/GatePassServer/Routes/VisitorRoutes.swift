@@ -1,10 +1,23 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import HTTPServer
 import QRCode
 import SQLite
 
 extension GatePassApplication {
+    /// The visitors controller: what a site's managers do with its visitors.
+    static let visitorRoutes: [Route] = [
+        .read(.visitorsList) { app, call, db in try app.listVisitors(call, db) },
+        .write(.visitorsCreate) { app, call, db in try app.createVisitor(call, db) },
+        .read(.visitorsAdminMe) { app, call, _ in try app.adminMe(call) },
+        .read(.visitorsGet) { app, call, db in JSONBody.response(try app.visibleVisitor(call, db).visitor) },
+        .write(.visitorsCancel) { app, call, db in try app.cancelVisitor(call, db) },
+        .write(.visitorsApprove) { app, call, db in try app.decide(.approve, call, db) },
+        .write(.visitorsReject) { app, call, db in try app.decide(.reject, call, db) },
+        .read(.visitorsPass) { app, call, db in try app.passSVG(call, db) },
+    ]
+
     struct CreateVisitorBody: Decodable {
         var name: String
         var email: String?

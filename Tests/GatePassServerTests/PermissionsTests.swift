@@ -1,10 +1,19 @@
+import GatePassAPI
+import GatePassCore
 import Testing
-@testable import GatePassCore
+@testable import GatePassServer
 
 /// The permission table (route × principal), written out by hand from api.md "Roles and
 /// principals", the endpoint tables and "Precise rules". It is not derived from the code.
 @Suite("Permissions")
 struct PermissionsTests {
+    /// The endpoints the server serves (its controllers' tables).
+    static let servedEndpoints = GatePassApplication.routes.map(\.endpoint)
+
+    /// The served endpoints a principal may call.
+    static func allowedEndpoints(for principal: PrincipalKind) -> [Endpoint] {
+        servedEndpoints.filter { Permissions.may(principal, $0.action) == .allowed }
+    }
 
     /// The principals, in the column order of `table`.
     enum Principal: String, Sendable, CaseIterable {
@@ -26,7 +35,7 @@ struct PermissionsTests {
     /// `A` allowed, `U` unauthenticated (401), `F` forbidden (403), one letter per principal:
     ///
     ///                                          anon OWNER ADMIN APPR APPR+scan PLATFORM scanner
-    static let table: [(APIRoute, String)] = [
+    static let table: [(Endpoint, String)] = [
         // public
         (.authSendOTP,               "A A A A A A A"),
         (.authVerifyOTP,             "A A A A A A A"),
@@ -82,7 +91,7 @@ struct PermissionsTests {
         (.adminPushDeliveries,       "U A A F F F F"),
     ]
 
-    static func expected(for route: APIRoute) -> [Principal: Access]? {
+    static func expected(for route: Endpoint) -> [Principal: Access]? {
         guard let row = table.first(where: { $0.0 == route })?.1 else { return nil }
         let letters = row.split(separator: " ")
         guard letters.count == Principal.allCases.count else { return nil }
@@ -101,43 +110,43 @@ struct PermissionsTests {
     @Test func tableHasExactlyOneWellFormedRowPerRoute() {
         let routes = Self.table.map(\.0)
         #expect(routes.count == Set(routes).count, "no route twice")
-        #expect(Set(routes) == Set(APIRoute.allCases), "every route of the code is in the table and vice versa")
-        for route in routes { #expect(Self.expected(for: route) != nil, "\(route.rawValue): malformed row") }
+        #expect(Set(routes) == Set(Self.servedEndpoints), "every route of the code is in the table and vice versa")
+        for route in routes { #expect(Self.expected(for: route) != nil, "\(route.name): malformed row") }
     }
 
-    @Test("Route × principal", arguments: APIRoute.allCases, Principal.allCases)
-    func access(route: APIRoute, principal: Principal) throws {
+    @Test("Route × principal", arguments: Self.servedEndpoints, Principal.allCases)
+    func access(route: Endpoint, principal: Principal) throws {
         let row = try #require(Self.expected(for: route))
-        #expect(Permissions.access(principal.kind, to: route) == row[principal])
+        #expect(Permissions.may(principal.kind, route.action) == row[principal])
     }
 
     // MARK: - Derived properties, stated in api.md's words
 
-    static let publicRoutes: Set<APIRoute> = [.authSendOTP, .authVerifyOTP, .authDevPeekOTP, .healthz, .metrics]
+    static let publicRoutes: Set<Endpoint> = [.authSendOTP, .authVerifyOTP, .authDevPeekOTP, .healthz, .metrics]
 
-    @Test(arguments: APIRoute.allCases)
-    func anonymousIsOnlyAllowedOnPublicRoutesAndOtherwiseUnauthenticated(route: APIRoute) {
+    @Test(arguments: Self.servedEndpoints)
+    func anonymousIsOnlyAllowedOnPublicRoutesAndOtherwiseUnauthenticated(route: Endpoint) {
         let expected: Access = Self.publicRoutes.contains(route) ? .allowed : .unauthenticated
-        #expect(Permissions.access(.anonymous, to: route) == expected)
+        #expect(Permissions.may(.anonymous, route.action) == expected)
     }
 
-    @Test(arguments: APIRoute.allCases)
-    func scannerTokenReachesOnlyScannerRoutesOtherThanTokenIssue(route: APIRoute) {
+    @Test(arguments: Self.servedEndpoints)
+    func scannerTokenReachesOnlyScannerRoutesOtherThanTokenIssue(route: Endpoint) {
         let scannerRoute = (route.pathPattern.hasPrefix("/api/visitor-scanner/") && route != .scannerToken)
             || route == .eventsStream
         let expected: Access = Self.publicRoutes.contains(route) || scannerRoute ? .allowed : .forbidden
-        #expect(Permissions.access(.scanner, to: route) == expected)
+        #expect(Permissions.may(.scanner, route.action) == expected)
     }
 
-    @Test(arguments: APIRoute.allCases, [Role.owner, .admin, .platformAdmin])
-    func canScanCheckpointMattersOnlyForApprovers(route: APIRoute, role: Role) {
-        #expect(Permissions.access(.user(role, canScanCheckpoint: true), to: route)
-                == Permissions.access(.user(role, canScanCheckpoint: false), to: route))
+    @Test(arguments: Self.servedEndpoints, [Role.owner, .admin, .platformAdmin])
+    func canScanCheckpointMattersOnlyForApprovers(route: Endpoint, role: Role) {
+        #expect(Permissions.may(.user(role, canScanCheckpoint: true), route.action)
+                == Permissions.may(.user(role, canScanCheckpoint: false), route.action))
     }
 
     @Test func platformAdminMutatesNothing() {
         let platformAdmin = PrincipalKind.user(.platformAdmin, canScanCheckpoint: true)
-        let allowedPosts = Permissions.allowedRoutes(for: platformAdmin).filter { $0.method == "POST" }
+        let allowedPosts = Self.allowedEndpoints(for: platformAdmin).filter { $0.method == .post }
         // Only the login flow and logout; no visitor, approver, scanner or checkpoint mutation.
         #expect(Set(allowedPosts) == [.authSendOTP, .authVerifyOTP, .authLogout])
     }
@@ -157,25 +166,31 @@ struct PermissionsTests {
         let expected = Set(Self.table.compactMap { route, _ in
             Self.expected(for: route)?[principal] == .allowed ? route : nil
         })
-        #expect(Set(Permissions.allowedRoutes(for: principal.kind)) == expected)
+        #expect(Set(Self.allowedEndpoints(for: principal.kind)) == expected)
     }
 
     // MARK: - Routes and roles as api.md names them
 
-    @Test(arguments: APIRoute.allCases)
-    func routeNamesAreMethodSpacePath(route: APIRoute) {
-        #expect(["GET", "POST", "DELETE"].contains(route.method))
-        #expect(route.rawValue == "\(route.method) \(route.pathPattern)")
+    @Test(arguments: Self.servedEndpoints)
+    func routeNamesAreMethodSpacePath(route: Endpoint) {
+        #expect(route.name == "\(route.method.rawValue) \(route.pathPattern)")
         #expect(route.pathPattern.hasPrefix("/api/") || route.pathPattern == "/metrics")
         #expect(!route.pathPattern.contains(" "))
     }
 
     @Test func routeMethodAndPathSplit() {
-        #expect(APIRoute.scannerLookup.method == "GET")
-        #expect(APIRoute.scannerLookup.pathPattern == "/api/visitor-scanner/lookup/:query")
-        #expect(APIRoute.visitorsApprove.method == "POST")
-        #expect(APIRoute.visitorsApprove.pathPattern == "/api/visitors/:id/approve-scan")
-        #expect(APIRoute.metrics.pathPattern == "/metrics")
+        #expect(Endpoint.scannerLookup.method == .get)
+        #expect(Endpoint.scannerLookup.pathPattern == "/api/visitor-scanner/lookup/:query")
+        #expect(Endpoint.visitorsApprove.method == .post)
+        #expect(Endpoint.visitorsApprove.pathPattern == "/api/visitors/:id/approve-scan")
+        #expect(Endpoint.metrics.pathPattern == "/metrics")
+    }
+
+    @Test(arguments: Action.allCases)
+    func everyActionHasARuleAndIsPerformedByAServedEndpoint(action: Action) {
+        // `Permissions.may` switches over every action (the compiler holds that); here no
+        // action is left without an endpoint that performs it.
+        #expect(Self.servedEndpoints.contains { $0.action == action }, "\(action) is performed by no endpoint")
     }
 
     @Test func rolesUseTheNamesOfApiMd() {

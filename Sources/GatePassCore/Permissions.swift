@@ -1,0 +1,90 @@
+/// What a caller asks Gate Pass to do. Permissions are decided on these, never on routes:
+/// the API module maps each endpoint to the one action it performs.
+public enum Action: String, Sendable, CaseIterable {
+    // Login
+    case requestLoginCode, logIn, peekLoginCode, readOwnProfile, logOut
+    // A site's visitors, as its managers see them
+    case listVisitors, registerVisitor, readManagerProfile, readVisitor, cancelVisitor, decideVisitor, renderPass
+    case registerManagerDevice, unregisterManagerDevice
+    // The approvals queue
+    case readApproverProfile, listApprovalQueue, readQueuedVisitor, decideQueuedVisitor
+    case registerApproverDevice, unregisterApproverDevice
+    // The gate
+    case issueScannerToken, readGateStats, readScanHistory, checkIn, checkOut, lookUpVisitor, registerWalkIn
+    case listOnSite, listExpectedPasses
+    // The site
+    case exportScanHistory, listCheckpoints, createCheckpoint
+    case followEvents, listNotifications, markNotificationRead, deleteNotification
+    case sendTestPush, listPushDeliveries
+    // Operations
+    case checkHealth, readMetrics
+}
+
+/// The answer of the permission table for one principal and one action.
+public enum Access: Sendable, Equatable {
+    case allowed
+    /// No credential, or one that is not valid.
+    case unauthenticated
+    /// A valid credential of the wrong kind or role.
+    case forbidden
+}
+
+/// The permission table (action × principal): the single place that says who may do what.
+/// The server consults it before any handler runs, and tests walk all of it.
+public enum Permissions {
+    private enum Rule {
+        case anyone
+        case users(Set<Role>)
+        case scannerAnd(Set<Role>)
+        case scannerIssuers
+    }
+
+    private static let managers: Set<Role> = [.owner, .admin]
+    private static let readers: Set<Role> = [.owner, .admin, .platformAdmin]
+    private static let allUsers = Set(Role.allCases)
+
+    private static func rule(for action: Action) -> Rule {
+        switch action {
+        case .requestLoginCode, .logIn, .peekLoginCode, .checkHealth, .readMetrics: .anyone
+        case .readOwnProfile, .logOut: .users(allUsers)
+        case .listVisitors, .readVisitor, .renderPass, .exportScanHistory: .users(readers)
+        case .registerVisitor, .readManagerProfile, .cancelVisitor, .decideVisitor,
+             .registerManagerDevice, .unregisterManagerDevice, .createCheckpoint: .users(managers)
+        case .readApproverProfile, .listApprovalQueue, .readQueuedVisitor, .decideQueuedVisitor,
+             .registerApproverDevice, .unregisterApproverDevice: .users([.approver])
+        case .listCheckpoints, .listNotifications: .users(allUsers)
+        // PLATFORM_ADMIN makes no mutations.
+        case .markNotificationRead, .deleteNotification: .users([.owner, .admin, .approver])
+        case .sendTestPush, .listPushDeliveries: .users(managers)
+        case .followEvents: .scannerAnd(allUsers)
+        case .issueScannerToken: .scannerIssuers
+        case .readGateStats: .scannerAnd(managers)
+        case .readScanHistory: .scannerAnd(readers)
+        case .checkIn, .checkOut, .lookUpVisitor, .registerWalkIn, .listOnSite, .listExpectedPasses: .scannerAnd([])
+        }
+    }
+
+    /// Whether `principal` may perform `action`.
+    public static func may(_ principal: PrincipalKind, _ action: Action) -> Access {
+        let rule = rule(for: action)
+        if case .anyone = rule { return .allowed }
+        switch principal {
+        case .anonymous:
+            return .unauthenticated
+        case .scanner:
+            if case .scannerAnd = rule { return .allowed }
+            return .forbidden
+        case .user(let role, _):
+            switch rule {
+            case .anyone: return .allowed
+            case .users(let roles), .scannerAnd(let roles): return roles.contains(role) ? .allowed : .forbidden
+            case .scannerIssuers: return principal.mayScan ? .allowed : .forbidden
+            }
+        }
+    }
+
+    /// The actions a principal may perform.
+    public static func allowedActions(for principal: PrincipalKind) -> [Action] {
+        Action.allCases.filter { may(principal, $0) == .allowed }
+    }
+}

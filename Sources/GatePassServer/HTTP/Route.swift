@@ -1,0 +1,49 @@
+import GatePassAPI
+import HTTPServer
+import SQLite
+
+/// One endpoint as the server serves it: the contract's endpoint, how its work runs, and
+/// its handler. Controllers declare these in one table each (`GatePassApplication.routes`);
+/// the router is built from nothing else.
+struct Route: Sendable {
+    enum Work: Sendable {
+        /// On a reader connection, after the session check on the same connection.
+        case read(@Sendable (GatePassApplication, GatePassApplication.Call, Connection) throws -> HTTPResponse)
+        /// In the writer's next durable group commit, with idempotency recorded in the same
+        /// transaction; the answer goes out after the commit.
+        case write(@Sendable (GatePassApplication, GatePassApplication.Call, Connection) throws -> HTTPResponse)
+        /// Authenticated, then answers by itself outside any transaction, when it is ready.
+        case deferred(@Sendable (GatePassApplication, GatePassApplication.Call,
+                                 @escaping @Sendable (HTTPResponse) -> Void) throws -> Void)
+        /// Answered from the request alone: no session is looked up (the route has its own credential).
+        case sessionless(@Sendable (GatePassApplication, HTTPRequest) throws -> HTTPResponse)
+    }
+
+    let endpoint: Endpoint
+    let work: Work
+
+    static func read(_ endpoint: Endpoint,
+                     _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, Connection) throws -> HTTPResponse)
+        -> Route {
+        precondition(endpoint.method == .get, "\(endpoint) is read on a reader connection, so it must be a GET")
+        return Route(endpoint: endpoint, work: .read(handler))
+    }
+
+    static func write(_ endpoint: Endpoint,
+                      _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, Connection) throws -> HTTPResponse)
+        -> Route {
+        precondition(endpoint.method != .get, "\(endpoint) writes, so it must not be a GET")
+        return Route(endpoint: endpoint, work: .write(handler))
+    }
+
+    static func deferred(_ endpoint: Endpoint,
+                         _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call,
+                                                         @escaping @Sendable (HTTPResponse) -> Void) throws -> Void) -> Route {
+        Route(endpoint: endpoint, work: .deferred(handler))
+    }
+
+    static func sessionless(_ endpoint: Endpoint,
+                            _ handler: @escaping @Sendable (GatePassApplication, HTTPRequest) throws -> HTTPResponse) -> Route {
+        Route(endpoint: endpoint, work: .sessionless(handler))
+    }
+}
