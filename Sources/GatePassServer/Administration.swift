@@ -23,7 +23,7 @@ public enum Administration {
         } catch {
             throw Failure(message: error.message)
         }
-        return try store.write { db in
+        return try store.writeConnection { db in
             if try Directory.user(email: email, db) != nil {
                 throw Failure(message: "a user with email \(email) already exists")
             }
@@ -41,7 +41,7 @@ public enum Administration {
         } catch {
             throw Failure(message: error.message)
         }
-        return try store.write { db in
+        return try store.writeConnection { db in
             guard let organizationId = try Directory.organizationId(named: organization, db) else {
                 throw Failure(message: "no organization named \(organization); add a user to create it")
             }

@@ -148,16 +148,16 @@ public final class GatePassApplication: HTTPResponder {
         case .sessionless(let handler):
             return try handler(self, request)
         case .deferred(let handler):
-            let principal = try store.read { db in try authenticate(request, now: now, db) }
+            let principal = try store.read { tx in try authenticate(request, now: now, tx.connection) }
             try handler(self, try authorized(principal)) { later($0, name) }
             return nil
         case .write(let handler):
-            let principal = try store.read { db in try authenticate(request, now: now, db) }
+            let principal = try store.read { tx in try authenticate(request, now: now, tx.connection) }
             try runWrite(try authorized(principal), handler) { later($0, name) }
             return nil
         case .read(let handler):
             // A GET borrows one reader for both the session check and the answer.
-            return try store.read { db in try handler(self, try authorized(try authenticate(request, now: now, db)), db) }
+            return try store.read { tx in try handler(self, try authorized(try authenticate(request, now: now, tx.connection)), tx) }
         }
     }
 
@@ -207,11 +207,11 @@ public final class GatePassApplication: HTTPResponder {
     /// Runs a POST or DELETE in the writer's next group commit and replies after the commit.
     /// Throws only for problems found before anything is queued.
     private func runWrite(_ call: Call,
-                          _ handler: @escaping @Sendable (GatePassApplication, Call, Connection) throws -> HTTPResponse,
+                          _ handler: @escaping @Sendable (GatePassApplication, Call, any Transaction) throws -> HTTPResponse,
                           reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let routeName = call.endpoint.pathPattern
         guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
-            store.writeAsync({ db in try handler(self, call, db) }) { [eventHub] result in
+            store.writeAsync({ tx in try handler(self, call, tx) }) { [eventHub] result in
                 eventHub.committed()
                 if call.endpoint == .authLogout { eventHub.sessionsEnded() }
                 switch result {
@@ -231,7 +231,8 @@ public final class GatePassApplication: HTTPResponder {
             throw APIError.conflict("a request with this Idempotency-Key is still being processed; retry later")
         }
         let fingerprint = HMACSHA256.authenticate(key: fingerprintKey, message: Self.fingerprintMessage(call.request))
-        store.writeAsync({ db -> (HTTPResponse, Bool) in
+        store.writeAsync({ tx -> (HTTPResponse, Bool) in
+            let db = tx.connection
             if let stored = try IdempotencyRecords.find(scope: scope, key: key, db) {
                 guard stored.fingerprint == fingerprint else {
                     return (APIError(code: .idempotencyKeyReused,
@@ -243,7 +244,7 @@ public final class GatePassApplication: HTTPResponder {
             }
             let response: HTTPResponse
             do {
-                response = try db.inSavepoint { try handler(self, call, db) }
+                response = try tx.savepoint { try handler(self, call, tx) }
             } catch {
                 response = self.errorResponse(error, routeName: routeName)
             }
@@ -298,7 +299,7 @@ public final class GatePassApplication: HTTPResponder {
         let now = clock.now()
         let retention = TimeInterval(configuration.idempotencyRetentionHours * 3600)
         do {
-            try store.write { db in
+            try store.writeConnection { db in
                 try db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", [now.addingTimeInterval(-retention).milliseconds])
                 try db.execute("DELETE FROM otp_sends WHERE sent_at < ?", [now.addingTimeInterval(-3600).milliseconds])
                 try db.execute("DELETE FROM otp_codes WHERE expires_at < ?", [now.addingTimeInterval(-3600).milliseconds])

@@ -29,7 +29,7 @@ public enum DemoData {
     /// the organization was already there.
     @discardableResult
     public static func seed(store: ServerDatabase, now: Date, timeZone: TimeZone) throws -> [String: String] {
-        try store.write { db -> [String: String] in
+        try store.writeConnection { db -> [String: String] in
             if try Directory.organizationId(named: organization, db) != nil { return [:] }
             let organizationId = try Directory.createOrganization(name: organization, now: now, db)
             var users: [Role: Profile] = [:]
@@ -118,7 +118,7 @@ public enum DemoData {
     /// - Returns: the new visitor, or nil when the demo organization does not exist.
     @discardableResult
     public static func addArrival(to server: GatePassServer, number: Int, now: Date, timeZone: TimeZone) throws -> Visitor? {
-        let visitor = try server.store.write { db -> Visitor? in
+        let visitor = try server.store.writeConnection { db -> Visitor? in
             guard let organizationId = try Directory.organizationId(named: organization, db) else { return nil }
             let checkpoints = try Directory.checkpoints(organizationId: organizationId, db)
             guard !checkpoints.isEmpty else { return nil }

@@ -61,13 +61,13 @@ import Testing
         #expect(outcome.device?.token == token)
         #expect(outcome.device?.platform == "console")
         #expect(outcome.device?.userId == admin.id)
-        let registered = try world.server!.store.read { db in
+        let registered = try world.server!.store.readConnection { db in
             try db.scalarInt("SELECT COUNT(*) FROM devices WHERE token = ? AND user_id = ?", [token, admin.id])
         }
         #expect(registered == 1)
         let problems = try core.logout()
         #expect(problems.isEmpty)
-        let after = try world.server!.store.read { db in try db.scalarInt("SELECT COUNT(*) FROM devices WHERE token = ?", [token]) }
+        let after = try world.server!.store.readConnection { db in try db.scalarInt("SELECT COUNT(*) FROM devices WHERE token = ?", [token]) }
         #expect(after == 0)
         #expect(try core.session() == nil)
         // The token survives logout: the same device keeps its identity.

@@ -170,7 +170,7 @@ func temporaryPath(_ name: String) -> String {
 
         let store = try ServerDatabase(path: database)
         defer { store.close() }
-        let names = try store.read { db in
+        let names = try store.readConnection { db in
             try db.query("SELECT c.name FROM checkpoints c JOIN organizations o ON o.id = c.organization_id WHERE o.name = 'Site' ORDER BY c.name") { try $0.string(0) }
         }
         #expect(names == ["Loading dock", "Main gate"])

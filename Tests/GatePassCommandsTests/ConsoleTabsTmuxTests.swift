@@ -68,7 +68,7 @@ import Testing
 
         /// What `sql` counts on the server's database (one `?`, bound to `value`).
         func count(_ sql: String, _ value: String) throws -> Int {
-            try server.store.read { db in Int(try db.scalarInt(sql, [value]) ?? 0) }
+            try server.store.readConnection { db in Int(try db.scalarInt(sql, [value]) ?? 0) }
         }
     }
 

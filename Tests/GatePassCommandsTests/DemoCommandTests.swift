@@ -53,7 +53,7 @@ import Testing
         let second = try #require(try DemoData.addArrival(to: server, number: 2, now: Date(), timeZone: .current))
         #expect(first.status == .awaitingApproval && first.walkIn && first.requiresApproval)
         #expect(first.name != second.name)
-        let events = try server.store.read { db in
+        let events = try server.store.readConnection { db in
             try db.query("SELECT kind, visitor_id, checkpoint_id FROM events ORDER BY id", []) { row in
                 (try row.string(0), try row.optionalString(1), try row.optionalString(2))
             }

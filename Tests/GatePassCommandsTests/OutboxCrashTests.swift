@@ -59,7 +59,7 @@ import Testing
         server = try GatePassServer(configuration: configuration, devMode: true, logSink: Log())
         defer { server.stop() }
         func scansOnServer() throws -> Int {
-            try server.store.read { db in Int(try db.scalarInt("SELECT COUNT(*) FROM scans") ?? 0) }
+            try server.store.readConnection { db in Int(try db.scalarInt("SELECT COUNT(*) FROM scans") ?? 0) }
         }
         func drainProcess() throws -> Process {
             let process = Process()
@@ -87,7 +87,7 @@ import Testing
         second.waitUntilExit()
         #expect(second.terminationStatus == 0)
 
-        let rows = try server.store.read { db in
+        let rows = try server.store.readConnection { db in
             try db.query("SELECT short_id, result, COUNT(*) FROM scans GROUP BY short_id, result") {
                 (shortId: try $0.string(0), result: try $0.string(1), times: try $0.int(2))
             }

@@ -344,7 +344,7 @@ func raiseOpenFileLimit() {
     }
 
     func count(_ sql: String, _ server: TestServer) throws -> Int {
-        try server.store.read { db in try db.queryFirst(sql) { try $0.int(0) } ?? -1 }
+        try server.store.readConnection { db in try db.queryFirst(sql) { try $0.int(0) } ?? -1 }
     }
 
     @Test func aFailedEventWriteUndoesTheCheckIn() throws {

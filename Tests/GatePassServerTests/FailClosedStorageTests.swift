@@ -19,7 +19,7 @@ import Testing
     }
 
     static func status(_ server: TestServer, visitor id: String) throws -> String? {
-        try server.store.read { db in
+        try server.store.readConnection { db in
             try db.queryFirst("SELECT status FROM visitors WHERE id = ?", [id]) { try $0.string(0) }
         }
     }
@@ -41,7 +41,7 @@ import Testing
             let answer = try server.checkIn(site.scanner, visitor["shortId"] as! String)
             Self.expectInternal(answer, server, cause: "ADMITTED_MAYBE")
             #expect(try Self.status(server, visitor: id) == "ADMITTED_MAYBE", "nothing was written")
-            #expect(try server.store.read { try $0.scalarInt("SELECT COUNT(*) FROM scans") } == 0, "no scan recorded")
+            #expect(try server.store.readConnection { try $0.scalarInt("SELECT COUNT(*) FROM scans") } == 0, "no scan recorded")
             Self.expectInternal(try server.get("/api/visitors/\(id)", token: site.ownerToken), server, cause: "ADMITTED_MAYBE")
             Self.expectInternal(try server.get("/api/visitors", token: site.ownerToken), server, cause: "ADMITTED_MAYBE")
         }
@@ -128,7 +128,7 @@ import Testing
         try withSite { server, site in
             try server.awaitingVisitor(site)
             #expect(try server.get("/api/notifications", token: site.ownerToken).items.count >= 1)
-            let damaged = try server.store.read { db in
+            let damaged = try server.store.readConnection { db in
                 try db.queryFirst("SELECT id FROM events WHERE title IS NOT NULL ORDER BY id DESC") { try $0.int64(0) }
             }
             try Self.damage(server, "UPDATE events SET kind = 'visitor.teleported' WHERE id = ?", [damaged!])

@@ -314,7 +314,7 @@ import Testing
             let code = try server.requestCode("owner@acme.test")
             let peek = try server.get("/api/auth/dev-peek-otp?email=owner@acme.test")
             #expect(peek.keys == ["otp"])
-            let stored = try server.store.read { db in
+            let stored = try server.store.readConnection { db in
                 // Every column as text (rows are read strictly by type, so cast them), and the HMAC's bytes.
                 try db.query("""
                     SELECT CAST(email AS TEXT), CAST(expires_at AS TEXT), CAST(wrong_tries AS TEXT), CAST(used AS TEXT),
@@ -323,7 +323,7 @@ import Testing
             }
             #expect(stored.count == 1)
             for value in stored.flatMap({ $0 }) { #expect(!value.contains(code)) }
-            let hmac = try server.store.read { db in try db.queryFirst("SELECT code_hmac FROM otp_codes", []) { try $0.blob(0) } }
+            let hmac = try server.store.readConnection { db in try db.queryFirst("SELECT code_hmac FROM otp_codes", []) { try $0.blob(0) } }
             #expect(hmac?.count == 32)
             var info = stat()
             #expect(stat(server.directory + "/gatepass.db.secret", &info) == 0)

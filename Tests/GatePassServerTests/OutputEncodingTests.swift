@@ -97,7 +97,7 @@ func rowsParsedByPython(_ csv: [UInt8]) throws -> [[String]] {
     static func insertScans(_ count: Int, server: TestServer, site: Site) throws {
         let start = server.clock.now()
         let organization = site.organizationId, checkpoint = site.mainGate, user = site.owner.id
-        try server.store.write { db in
+        try server.store.writeConnection { db in
             for index in 0..<count {
                 let at = Timestamp(start.addingTimeInterval(Double(index)))
                 try Scan(id: newIdentifier(), shortId: nil, raw: "scan \(index)", result: index % 2 == 0 ? .notFound : .invalid,

@@ -18,13 +18,13 @@ import Testing
             let approver = try server.post("/api/approver/devices/register", token: globex.approverToken,
                                            ["token": "shared-device-token", "platform": "console"])
             #expect(approver.isError(409, "CONFLICT"))
-            let owner = try server.store.read { db in
+            let owner = try server.store.readConnection { db in
                 try db.queryFirst("SELECT user_id FROM devices WHERE token = 'shared-device-token'") { try $0.string(0) }
             }
             #expect(owner == acme.owner.id)
             // Within one organization the token is re-bound, as before.
             try server.registerDevice(acme.adminToken, "shared-device-token")
-            let rebound = try server.store.read { db in
+            let rebound = try server.store.readConnection { db in
                 try db.queryFirst("SELECT user_id FROM devices WHERE token = 'shared-device-token'") { try $0.string(0) }
             }
             #expect(rebound == acme.admin.id)
@@ -87,10 +87,10 @@ import Testing
                                        secret: ServerSecret(bytes: Array(repeating: 7, count: 32)), devMode: false,
                                        compare: { counter.compare($0, $1) })
             let now = server.clock.now()
-            let code = try server.store.write { db in try otp.issue(email: "known@acme.test", now: now, db) }
+            let code = try server.store.writeConnection { db in try otp.issue(email: "known@acme.test", now: now, db) }
             let wrong = code == "000000" ? "000001" : "000000"
             func redeem(_ email: String, _ code: String) throws -> (Bool, [(stored: Int, computed: Int)]) {
-                let result = try server.store.write { db in try otp.redeem(email: email, code: code, now: now, db) }
+                let result = try server.store.writeConnection { db in try otp.redeem(email: email, code: code, now: now, db) }
                 return (result, counter.take())
             }
             let cases: [(String, String, Bool)] = [("nobody@acme.test", code, false), ("known@acme.test", wrong, false),

@@ -46,7 +46,7 @@ final class EventHub: @unchecked Sendable {
     var streamCount: Int { condition.withLock { streams.count } }
 
     func start() throws {
-        head = try store.read { db in try Self.lastEventId(db) }
+        head = try store.readConnection { db in try Self.lastEventId(db) }
         condition.withLock { running = true }
         let thread = Thread { [self] in
             run()
@@ -188,7 +188,7 @@ final class EventHub: @unchecked Sendable {
         var more = true
         while more {
             let batchStart = head
-            let batch = try store.read { db in try events(after: head, db) }
+            let batch = try store.readConnection { db in try events(after: head, db) }
             more = batch.count == Self.pageSize
             if let last = batch.last { head = last.id }
             let frames = batch.map { event in
@@ -210,7 +210,7 @@ final class EventHub: @unchecked Sendable {
 
     private func catchUp(_ stream: EventStream, through last: Int64) throws {
         while stream.cursor < last, !stream.isOver {
-            let page = try store.read { db in try events(after: stream.cursor, through: last, db) }
+            let page = try store.readConnection { db in try events(after: stream.cursor, through: last, db) }
             guard let newest = page.last else {
                 stream.cursor = last
                 return
@@ -238,7 +238,8 @@ final class EventHub: @unchecked Sendable {
         guard !marks.isEmpty else { return }
         let done = marks
         let now = clock.now().milliseconds
-        store.writeAsync({ db in
+        store.writeAsync({ tx in
+            let db = tx.connection
             for mark in done {
                 try db.execute("""
                     UPDATE push_deliveries SET status = 'delivered', finished_at = ?
@@ -265,7 +266,7 @@ final class EventHub: @unchecked Sendable {
         lastRevalidation = .now
         let nowMilliseconds = now.milliseconds
         let sessions = Set(open.map(\.filter.sessionId))
-        let alive = try store.read { db in
+        let alive = try store.readConnection { db in
             try Set(sessions.filter { id in
                 try db.queryFirst("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?", [id, nowMilliseconds]) { _ in
                     true
@@ -281,13 +282,14 @@ final class EventHub: @unchecked Sendable {
         guard ContinuousClock.now - lastFailSweep >= .seconds(2) else { return }
         lastFailSweep = .now
         let cutoff = clock.now().addingTimeInterval(-TimeInterval(settings.pushFailAfterSeconds)).milliseconds
-        let overdue = try store.read { db in
+        let overdue = try store.readConnection { db in
             try db.queryFirst("SELECT 1 FROM push_deliveries WHERE status = 'pending' AND created_at < ? LIMIT 1",
                               [cutoff]) { _ in true } ?? false
         }
         guard overdue else { return }
         let now = clock.now().milliseconds
-        store.writeAsync({ db in
+        store.writeAsync({ tx in
+            let db = tx.connection
             try db.execute("""
                 UPDATE push_deliveries SET status = 'failed', finished_at = ? WHERE status = 'pending' AND created_at < ?
                 """, [now, cutoff])

@@ -86,7 +86,7 @@ final class PushTestWaits: @unchecked Sendable {
         let now = ContinuousClock.now
         var finished: [(Wait, [String: String])] = []
         for wait in current {
-            let statuses = (try? store.read { db in
+            let statuses = (try? store.readConnection { db in
                 try PushRegistry.deliveryStatuses(targets: wait.targets, eventIds: wait.eventIds, db)
             }) ?? [:]
             if PushRegistry.allDelivered(statuses, targets: wait.targets) || now >= wait.deadline {

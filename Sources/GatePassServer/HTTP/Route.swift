@@ -1,6 +1,5 @@
 import GatePassAPI
 import HTTPServer
-import SQLite
 
 /// One endpoint as the server serves it: the contract's endpoint, how its work runs, and
 /// its handler. Controllers declare these in one table each (`GatePassApplication.routes`);
@@ -8,10 +7,10 @@ import SQLite
 struct Route: Sendable {
     enum Work: Sendable {
         /// On a reader connection, after the session check on the same connection.
-        case read(@Sendable (GatePassApplication, GatePassApplication.Call, Connection) throws -> HTTPResponse)
+        case read(@Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
         /// In the writer's next durable group commit, with idempotency recorded in the same
         /// transaction; the answer goes out after the commit.
-        case write(@Sendable (GatePassApplication, GatePassApplication.Call, Connection) throws -> HTTPResponse)
+        case write(@Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
         /// Authenticated, then answers by itself outside any transaction, when it is ready.
         case deferred(@Sendable (GatePassApplication, GatePassApplication.Call,
                                  @escaping @Sendable (HTTPResponse) -> Void) throws -> Void)
@@ -23,14 +22,14 @@ struct Route: Sendable {
     let work: Work
 
     static func read(_ endpoint: Endpoint,
-                     _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, Connection) throws -> HTTPResponse)
+                     _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
         -> Route {
         precondition(endpoint.method == .get, "\(endpoint) is read on a reader connection, so it must be a GET")
         return Route(endpoint: endpoint, work: .read(handler))
     }
 
     static func write(_ endpoint: Endpoint,
-                      _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, Connection) throws -> HTTPResponse)
+                      _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
         -> Route {
         precondition(endpoint.method != .get, "\(endpoint) writes, so it must not be a GET")
         return Route(endpoint: endpoint, work: .write(handler))

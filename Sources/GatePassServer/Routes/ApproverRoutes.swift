@@ -8,10 +8,10 @@ extension GatePassApplication {
     /// The approver controller: the approvals queue.
     static let approverRoutes: [Route] = [
         .read(.approverMe) { _, call, _ in JSONBody.response(call.caller.user) },
-        .read(.approverList) { app, call, db in try app.approverQueue(call, db) },
-        .read(.approverGet) { app, call, db in try app.approverVisitor(call, db) },
-        .write(.approverApprove) { app, call, db in try app.decide(.approve, call, db) },
-        .write(.approverReject) { app, call, db in try app.decide(.reject, call, db) },
+        .read(.approverList) { app, call, tx in try app.approverQueue(call, tx.connection) },
+        .read(.approverGet) { app, call, tx in try app.approverVisitor(call, tx.connection) },
+        .write(.approverApprove) { app, call, tx in try app.decide(.approve, call, tx.connection) },
+        .write(.approverReject) { app, call, tx in try app.decide(.reject, call, tx.connection) },
     ]
 
     /// The approvals queue: visitors assigned to the caller or unassigned, newest request first.

@@ -8,11 +8,11 @@ import SQLite
 extension GatePassApplication {
     /// The auth controller: logging in and out.
     static let authRoutes: [Route] = [
-        .write(.authSendOTP) { app, call, db in try app.sendOTP(call, db) },
-        .write(.authVerifyOTP) { app, call, db in try app.verifyOTP(call, db) },
+        .write(.authSendOTP) { app, call, tx in try app.sendOTP(call, tx.connection) },
+        .write(.authVerifyOTP) { app, call, tx in try app.verifyOTP(call, tx.connection) },
         .read(.authDevPeekOTP) { app, call, _ in try app.devPeekOTP(call) },
         .read(.authMe) { _, call, _ in JSONBody.response(call.caller.user) },
-        .write(.authLogout) { app, call, db in try app.logout(call, db) },
+        .write(.authLogout) { app, call, tx in try app.logout(call, tx.connection) },
     ]
 
     struct SendOTPBody: Decodable { var email: String }

@@ -7,10 +7,10 @@ import SQLite
 extension GatePassApplication {
     /// The devices controller: push tokens of managers' and approvers' devices.
     static let deviceRoutes: [Route] = [
-        .write(.visitorsDeviceRegister) { app, call, db in try app.registerDevice(call, db) },
-        .write(.visitorsDeviceUnregister) { app, call, db in try app.unregisterDevice(call, db) },
-        .write(.approverDeviceRegister) { app, call, db in try app.registerDevice(call, db) },
-        .write(.approverDeviceUnregister) { app, call, db in try app.unregisterDevice(call, db) },
+        .write(.visitorsDeviceRegister) { app, call, tx in try app.registerDevice(call, tx.connection) },
+        .write(.visitorsDeviceUnregister) { app, call, tx in try app.unregisterDevice(call, tx.connection) },
+        .write(.approverDeviceRegister) { app, call, tx in try app.registerDevice(call, tx.connection) },
+        .write(.approverDeviceUnregister) { app, call, tx in try app.unregisterDevice(call, tx.connection) },
     ]
 
     struct RegisterDeviceBody: Decodable { var token: String; var platform: String }

@@ -7,7 +7,7 @@ import SQLite
 extension GatePassApplication {
     /// The events controller: the server-sent event stream.
     static let eventRoutes: [Route] = [
-        .read(.eventsStream) { app, call, db in try app.openEventStream(call, db) },
+        .read(.eventsStream) { app, call, tx in try app.openEventStream(call, tx.connection) },
     ]
 
     /// `GET /api/events`: a server-sent event stream for the caller's audience.
@@ -55,7 +55,8 @@ extension GatePassApplication {
             throw APIError.unavailable("\(pushTestWaits.capacity) push tests are already waiting; try again shortly",
                                        retryAfter: 1)
         }
-        store.writeAsync({ db -> ([PushTarget], [Int64]) in
+        store.writeAsync({ tx -> ([PushTarget], [Int64]) in
+            let db = tx.connection
             let targets = try PushRegistry.targets(organizationId: organizationId, token: token, db)
             return (targets, try PushRegistry.sendTests(to: targets, now: call.now, db))
         }) { [self] result in

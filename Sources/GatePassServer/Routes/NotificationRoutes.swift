@@ -9,9 +9,9 @@ import SQLite
 extension GatePassApplication {
     /// The notifications controller: a user's notification list.
     static let notificationRoutes: [Route] = [
-        .read(.notificationsList) { app, call, db in try app.listNotifications(call, db) },
-        .write(.notificationsRead) { app, call, db in try app.readNotification(call, db) },
-        .write(.notificationsDelete) { app, call, db in try app.deleteNotification(call, db) },
+        .read(.notificationsList) { app, call, tx in try app.listNotifications(call, tx.connection) },
+        .write(.notificationsRead) { app, call, tx in try app.readNotification(call, tx.connection) },
+        .write(.notificationsDelete) { app, call, tx in try app.deleteNotification(call, tx.connection) },
     ]
 
     /// The condition on event row `e` for "this event is in `user`'s list", with its arguments.

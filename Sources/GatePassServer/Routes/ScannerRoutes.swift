@@ -30,25 +30,25 @@ extension Scan {
 extension GatePassApplication {
     /// The scanner controller: the gate.
     static let scannerRoutes: [Route] = [
-        .write(.scannerToken) { app, call, db in try app.issueScannerToken(call, db) },
-        .read(.scannerStats) { app, call, db in try app.stats(call, db) },
-        .read(.scannerHistory) { app, call, db in try app.scanHistory(call, db) },
-        .write(.scannerCheckIn) { app, call, db in try app.checkIn(call, db) },
-        .write(.scannerCheckOut) { app, call, db in try app.checkOut(call, db) },
-        .read(.scannerLookup) { app, call, db in try app.lookup(call, db) },
-        .write(.scannerWalkIn) { app, call, db in try app.walkIn(call, db) },
-        .read(.scannerOnSite) { app, call, db in try app.onSite(call, db) },
-        .read(.scannerExpected) { app, call, db in try app.expected(call, db) },
+        .write(.scannerToken) { app, call, tx in try app.issueScannerToken(call, tx.connection) },
+        .read(.scannerStats) { app, call, tx in try app.stats(call, tx.connection) },
+        .read(.scannerHistory) { app, call, tx in try app.scanHistory(call, tx.connection) },
+        .write(.scannerCheckIn) { app, call, tx in try app.checkIn(call, tx.connection) },
+        .write(.scannerCheckOut) { app, call, tx in try app.checkOut(call, tx.connection) },
+        .read(.scannerLookup) { app, call, tx in try app.lookup(call, tx.connection) },
+        .write(.scannerWalkIn) { app, call, tx in try app.walkIn(call, tx.connection) },
+        .read(.scannerOnSite) { app, call, tx in try app.onSite(call, tx.connection) },
+        .read(.scannerExpected) { app, call, tx in try app.expected(call, tx.connection) },
     ]
 
     /// The admin controller: the site's checkpoints, history export, push diagnostics and operations.
     static let adminRoutes: [Route] = [
-        .read(.adminHistoryCSV) { app, call, db in try app.scanHistoryCSV(call, db) },
-        .read(.checkpointsList) { app, call, db in try app.listCheckpoints(call, db) },
-        .write(.checkpointsCreate) { app, call, db in try app.createCheckpoint(call, db) },
+        .read(.adminHistoryCSV) { app, call, tx in try app.scanHistoryCSV(call, tx.connection) },
+        .read(.checkpointsList) { app, call, tx in try app.listCheckpoints(call, tx.connection) },
+        .write(.checkpointsCreate) { app, call, tx in try app.createCheckpoint(call, tx.connection) },
         .deferred(.adminPushTest) { app, call, reply in try app.pushTest(call, reply: reply) },
-        .read(.adminPushDeliveries) { app, call, db in try app.pushDeliveries(call, db) },
-        .read(.healthz) { app, _, db in try app.healthz(db) },
+        .read(.adminPushDeliveries) { app, call, tx in try app.pushDeliveries(call, tx.connection) },
+        .read(.healthz) { app, _, tx in try app.healthz(tx.connection) },
         .sessionless(.metrics) { app, request in try app.metricsResponse(request) },
     ]
 
@@ -308,7 +308,7 @@ extension GatePassApplication {
         let first = try ScanRecords.page(filter, after: nil, limit: pageSize, db)
         let stream = CSVExportStream(firstPage: first, rowLimit: Self.csvRowLimit, pageSize: pageSize,
                                      readPage: { [store] cursor, limit in
-                                         try store.read { db in try ScanRecords.page(filter, after: cursor, limit: limit, db) }
+                                         try store.readConnection { db in try ScanRecords.page(filter, after: cursor, limit: limit, db) }
                                      },
                                      onError: { [logSink] error in
                                          logSink.log("the CSV export ended early: \(error)")

@@ -8,14 +8,14 @@ import SQLite
 extension GatePassApplication {
     /// The visitors controller: what a site's managers do with its visitors.
     static let visitorRoutes: [Route] = [
-        .read(.visitorsList) { app, call, db in try app.listVisitors(call, db) },
-        .write(.visitorsCreate) { app, call, db in try app.createVisitor(call, db) },
+        .read(.visitorsList) { app, call, tx in try app.listVisitors(call, tx.connection) },
+        .write(.visitorsCreate) { app, call, tx in try app.createVisitor(call, tx.connection) },
         .read(.visitorsAdminMe) { app, call, _ in try app.adminMe(call) },
-        .read(.visitorsGet) { app, call, db in JSONBody.response(try app.visibleVisitor(call, db).visitor) },
-        .write(.visitorsCancel) { app, call, db in try app.cancelVisitor(call, db) },
-        .write(.visitorsApprove) { app, call, db in try app.decide(.approve, call, db) },
-        .write(.visitorsReject) { app, call, db in try app.decide(.reject, call, db) },
-        .read(.visitorsPass) { app, call, db in try app.passSVG(call, db) },
+        .read(.visitorsGet) { app, call, tx in JSONBody.response(try app.visibleVisitor(call, tx.connection).visitor) },
+        .write(.visitorsCancel) { app, call, tx in try app.cancelVisitor(call, tx.connection) },
+        .write(.visitorsApprove) { app, call, tx in try app.decide(.approve, call, tx.connection) },
+        .write(.visitorsReject) { app, call, tx in try app.decide(.reject, call, tx.connection) },
+        .read(.visitorsPass) { app, call, tx in try app.passSVG(call, tx.connection) },
     ]
 
     struct CreateVisitorBody: Decodable {

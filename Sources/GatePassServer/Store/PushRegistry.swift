@@ -49,7 +49,7 @@ public enum PushRegistry {
         let deadline = ContinuousClock.now + wait
         var statuses: [String: String] = [:]
         while true {
-            statuses = (try? store.read { db in try deliveryStatuses(targets: targets, eventIds: eventIds, db) }) ?? statuses
+            statuses = (try? store.readConnection { db in try deliveryStatuses(targets: targets, eventIds: eventIds, db) }) ?? statuses
             if allDelivered(statuses, targets: targets) || ContinuousClock.now >= deadline { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -87,11 +87,11 @@ public enum PushRegistry {
     /// Runs a whole test against a database file (`gatepass push-test --db`): a server using
     /// the same file delivers the events to its streams and records it.
     public static func test(store: ServerDatabase, token: String?, wait: Duration, now: Date) throws -> [PushTestOutcome] {
-        let targets = try store.read { db in try Self.targets(organizationId: nil, token: token, db) }
+        let targets = try store.readConnection { db in try Self.targets(organizationId: nil, token: token, db) }
         if let token, targets.isEmpty {
             return [PushTestOutcome(token: token, status: .error, detail: "this token is not registered")]
         }
-        let ids = try store.write { db in try Self.sendTests(to: targets, now: now, db) }
+        let ids = try store.writeConnection { db in try Self.sendTests(to: targets, now: now, db) }
         return outcomes(for: targets, eventIds: ids, store: store, wait: wait)
     }
 
@@ -124,6 +124,6 @@ public enum PushRegistry {
 
     /// `gatepass push-deliveries --db`.
     public static func deliveries(store: ServerDatabase, token: String, limit: Int) throws -> [PushDelivery] {
-        try store.read { db in try deliveries(organizationId: nil, token: token, limit: limit, before: nil, db) }
+        try store.readConnection { db in try deliveries(organizationId: nil, token: token, limit: limit, before: nil, db) }
     }
 }

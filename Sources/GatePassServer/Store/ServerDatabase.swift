@@ -79,22 +79,32 @@ public final class ServerDatabase: Sendable {
     }
 
     /// Runs `body` in a durable write transaction (see `GroupCommitWriter`).
-    func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) throws -> T {
-        defer { writeGeneration.add(1, ordering: .releasing) }
-        return try writer.write(body)
+    func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
+        try writeConnection { db in try body(SQLiteTransaction(db)) }
     }
 
     /// Queues `body` for the writer and returns at once; `completion` runs after the commit.
-    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T,
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit(body) { [self] result in
+        writer.submit({ db in try body(SQLiteTransaction(db)) }) { [self] result in
             writeGeneration.add(1, ordering: .releasing)
             completion(result)
         }
     }
 
-    /// Runs `body` on a reader connection.
-    func read<T>(_ body: (Connection) throws -> T) throws -> T {
+    /// Runs `body` on a reader connection, in one read transaction.
+    func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
+        try readers.read { db in try body(SQLiteTransaction(db)) }
+    }
+
+    /// The SQLite connection itself, for the store's own work and for tests that must reach
+    /// under the repositories (to damage a row, say). Nothing outside Store/ uses these.
+    func writeConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) throws -> T {
+        defer { writeGeneration.add(1, ordering: .releasing) }
+        return try writer.write(body)
+    }
+
+    func readConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         try readers.read(body)
     }
 

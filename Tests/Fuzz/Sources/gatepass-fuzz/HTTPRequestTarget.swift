@@ -87,7 +87,7 @@ final class FuzzedServer: Sendable {
         guard wantsOwner || wantsScanner else { return input }
         let application = server.application
         let owner = self.owner
-        let (login, scanner): (TokenClaims, TokenClaims?) = try! server.store.write { db in
+        let (login, scanner): (TokenClaims, TokenClaims?) = try! server.store.writeConnection { db in
             let now = Date()
             let login = try Sessions.create(userId: owner.id, kind: .login, parent: nil, checkpointId: nil, now: now,
                                             lifetime: 3600, db)

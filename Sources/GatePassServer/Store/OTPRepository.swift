@@ -1,0 +1,5 @@
+import Foundation
+import GatePassCore
+
+protocol OTPRepository {
+}

@@ -1,0 +1,7 @@
+import Foundation
+import GatePassCore
+import SQLite
+
+struct SQLiteIdempotencyRepository: IdempotencyRepository {
+    let db: Connection
+}

@@ -1,0 +1,7 @@
+import Foundation
+import GatePassCore
+import SQLite
+
+struct SQLitePushRepository: PushRepository {
+    let db: Connection
+}
