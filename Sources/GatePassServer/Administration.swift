@@ -1,6 +1,5 @@
 import Foundation
 import GatePassCore
-import SQLite
 
 /// Bootstrapping on the database file directly (`gatepass user add`, `checkpoint add`,
 /// `serve --demo-data`), for before anyone can log in.
@@ -23,14 +22,14 @@ public enum Administration {
         } catch {
             throw Failure(message: error.message)
         }
-        return try store.writeConnection { db in
-            if try Directory.user(email: email, db) != nil {
+        return try store.write { tx in
+            if try tx.directory.user(email: email) != nil {
                 throw Failure(message: "a user with email \(email) already exists")
             }
-            let organizationId = try Directory.organizationId(named: organizationName, db)
-                ?? Directory.createOrganization(name: organizationName, now: now, db)
-            return try Directory.createUser(organizationId: organizationId, email: email, name: name, role: role,
-                                            canScan: canScan, now: now, db)
+            let organizationId = try tx.directory.organizationId(named: organizationName)
+                ?? tx.directory.createOrganization(name: organizationName, now: now)
+            return try tx.directory.createUser(organizationId: organizationId, email: email, name: name, role: role,
+                                               canScan: canScan, now: now)
         }
     }
 
@@ -41,15 +40,14 @@ public enum Administration {
         } catch {
             throw Failure(message: error.message)
         }
-        return try store.writeConnection { db in
-            guard let organizationId = try Directory.organizationId(named: organization, db) else {
+        return try store.write { tx in
+            guard let organizationId = try tx.directory.organizationId(named: organization) else {
                 throw Failure(message: "no organization named \(organization); add a user to create it")
             }
-            if try db.scalarInt("SELECT COUNT(*) FROM checkpoints WHERE organization_id = ? AND name = ?",
-                                [organizationId, name]) != 0 {
+            if try tx.checkpoints.exists(named: name, organizationId: organizationId) {
                 throw Failure(message: "\(organization) already has a checkpoint named \(name)")
             }
-            return try Directory.createCheckpoint(organizationId: organizationId, name: name, now: now, db)
+            return try tx.checkpoints.create(organizationId: organizationId, name: name, now: now)
         }
     }
 }

@@ -3,7 +3,6 @@ import GatePassAPI
 import GatePassCore
 import GatePassCrypto
 import HTTPServer
-import SQLite
 import Synchronization
 
 /// The Gate Pass API: everything between a parsed HTTP request and its response.
@@ -148,23 +147,23 @@ public final class GatePassApplication: HTTPResponder {
         case .sessionless(let handler):
             return try handler(self, request)
         case .deferred(let handler):
-            let principal = try store.read { tx in try authenticate(request, now: now, tx.connection) }
+            let principal = try store.read { tx in try authenticate(request, now: now, tx) }
             try handler(self, try authorized(principal)) { later($0, name) }
             return nil
         case .write(let handler):
-            let principal = try store.read { tx in try authenticate(request, now: now, tx.connection) }
+            let principal = try store.read { tx in try authenticate(request, now: now, tx) }
             try runWrite(try authorized(principal), handler) { later($0, name) }
             return nil
         case .read(let handler):
             // A GET borrows one reader for both the session check and the answer.
-            return try store.read { tx in try handler(self, try authorized(try authenticate(request, now: now, tx.connection)), tx) }
+            return try store.read { tx in try handler(self, try authorized(try authenticate(request, now: now, tx)), tx) }
         }
     }
 
     /// The principal behind `Authorization: Bearer …`, nil without the header.
     /// A header with a bad, expired or revoked token is 401 even on public routes: a client
     /// that sends a credential should learn at once that it is dead.
-    private func authenticate(_ request: HTTPRequest, now: Date, _ db: Connection) throws -> Principal? {
+    private func authenticate(_ request: HTTPRequest, now: Date, _ tx: any Transaction) throws -> Principal? {
         guard let header = request.header("authorization") else { return nil }
         guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw APIError.unauthorized("the Authorization header must be: Bearer <token>")
@@ -173,7 +172,7 @@ public final class GatePassApplication: HTTPResponder {
         guard let claims = signer.verify(token), claims.expiresAt > Int64(now.timeIntervalSince1970) else {
             throw APIError.unauthorized("the token is invalid or expired; log in again")
         }
-        guard let principal = try Sessions.principal(for: claims, now: now, db) else {
+        guard let principal = try Sessions.principal(for: claims, now: now, tx) else {
             throw APIError.unauthorized("the session has ended; log in again")
         }
         // A scanner token outlives a change of the user's rights only as long as they still allow scanning.
@@ -232,13 +231,12 @@ public final class GatePassApplication: HTTPResponder {
         }
         let fingerprint = HMACSHA256.authenticate(key: fingerprintKey, message: Self.fingerprintMessage(call.request))
         store.writeAsync({ tx -> (HTTPResponse, Bool) in
-            let db = tx.connection
-            if let stored = try IdempotencyRecords.find(scope: scope, key: key, db) {
+            if let stored = try tx.idempotency.find(scope: scope, key: key) {
                 guard stored.fingerprint == fingerprint else {
                     return (APIError(code: .idempotencyKeyReused,
                                      message: "this Idempotency-Key was used for a different request").response, false)
                 }
-                var response = stored.response
+                var response = HTTPResponse(status: stored.status, headers: stored.headers, body: stored.body)
                 response.headers.append(("Idempotent-Replayed", "true"))
                 return (response, true)
             }
@@ -249,8 +247,10 @@ public final class GatePassApplication: HTTPResponder {
                 response = self.errorResponse(error, routeName: routeName)
             }
             if response.status < 500 {
-                try IdempotencyRecords.insert(scope: scope, key: key, fingerprint: fingerprint, response: response,
-                                              now: call.now, db)
+                try tx.idempotency.insert(scope: scope, key: key,
+                                          answer: StoredAnswer(fingerprint: fingerprint, status: response.status,
+                                                               headers: response.headers, body: response.body),
+                                          at: call.now)
             }
             return (response, false)
         }) { [self] result in
@@ -299,47 +299,14 @@ public final class GatePassApplication: HTTPResponder {
         let now = clock.now()
         let retention = TimeInterval(configuration.idempotencyRetentionHours * 3600)
         do {
-            try store.writeConnection { db in
-                try db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", [now.addingTimeInterval(-retention).milliseconds])
-                try db.execute("DELETE FROM otp_sends WHERE sent_at < ?", [now.addingTimeInterval(-3600).milliseconds])
-                try db.execute("DELETE FROM otp_codes WHERE expires_at < ?", [now.addingTimeInterval(-3600).milliseconds])
+            try store.write { tx in
+                try tx.idempotency.purge(createdBefore: now.addingTimeInterval(-retention))
+                try tx.otps.purge(sentBefore: now.addingTimeInterval(-3600), expiredBefore: now.addingTimeInterval(-3600))
                 let eventCutoff = now.addingTimeInterval(-TimeInterval(self.configuration.eventRetentionHours * 3600))
-                try EventLog.purge(olderThan: eventCutoff, db)
+                try tx.events.purge(olderThan: eventCutoff)
             }
         } catch {
             logSink.log("purge failed: \(error)")
         }
-    }
-}
-
-/// Stored answers to idempotent POSTs.
-enum IdempotencyRecords {
-    struct Stored {
-        var fingerprint: [UInt8]
-        var response: HTTPResponse
-    }
-
-    static func find(scope: String, key: String, _ db: Connection) throws -> Stored? {
-        try db.queryFirst("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = ? AND key = ?",
-                          [scope, key]) { row in
-            // A stored header line without its colon is not understood: the replay fails
-            // (500) rather than answer with headers missing.
-            let headers = try row.string(2).split(separator: "\n").map { line throws -> (name: String, value: String) in
-                guard let colon = line.firstIndex(of: ":") else { throw row.unreadable(2, "holds a header line without a colon") }
-                return (String(line[..<colon]), String(line[line.index(after: colon)...]))
-            }
-            let status = try row.int(1)
-            guard (100...599).contains(status) else { throw row.unreadable(1, "holds \(status), which is not an HTTP status") }
-            return Stored(fingerprint: try row.blob(0),
-                          response: HTTPResponse(status: status, headers: headers, body: try row.blob(3)))
-        }
-    }
-
-    static func insert(scope: String, key: String, fingerprint: [UInt8], response: HTTPResponse, now: Date,
-                       _ db: Connection) throws {
-        let headers = response.headers.map { "\($0.name):\($0.value)" }.joined(separator: "\n")
-        try db.execute("""
-            INSERT INTO idempotency_keys (scope, key, fingerprint, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, [scope, key, fingerprint, response.status, headers, response.body, now.milliseconds])
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import GatePassCore
-import SQLite
 
 /// A demo organization: one user per role and visitors in every status, so every screen
 /// and route has something to show. Seeding twice is harmless (the second time does nothing).
@@ -29,21 +28,21 @@ public enum DemoData {
     /// the organization was already there.
     @discardableResult
     public static func seed(store: ServerDatabase, now: Date, timeZone: TimeZone) throws -> [String: String] {
-        try store.writeConnection { db -> [String: String] in
-            if try Directory.organizationId(named: organization, db) != nil { return [:] }
-            let organizationId = try Directory.createOrganization(name: organization, now: now, db)
+        try store.write { tx -> [String: String] in
+            if try tx.directory.organizationId(named: organization) != nil { return [:] }
+            let organizationId = try tx.directory.createOrganization(name: organization, now: now)
             var users: [Role: Profile] = [:]
             let names = ["owner": "Olivia Owner", "admin": "Adrian Admin", "approver": "Ana Approver",
                          "desk": "Dan Desk", "platform": "Paula Platform"]
             for login in logins {
                 let local = String(login.email.prefix(while: { $0 != "@" }))
-                let user = try Directory.createUser(organizationId: organizationId, email: login.email,
-                                                    name: names[local] ?? local, role: login.role, canScan: login.canScan,
-                                                    now: now, db)
+                let user = try tx.directory.createUser(organizationId: organizationId, email: login.email,
+                                                       name: names[local] ?? local, role: login.role, canScan: login.canScan,
+                                                       now: now)
                 if users[login.role] == nil { users[login.role] = user }
             }
-            let gate = try Directory.defaultCheckpoint(organizationId: organizationId, db)!
-            _ = try Directory.createCheckpoint(organizationId: organizationId, name: "Loading dock", now: now, db)
+            let gate = try tx.checkpoints.defaultCheckpoint(organizationId: organizationId)!
+            _ = try tx.checkpoints.create(organizationId: organizationId, name: "Loading dock", now: now)
             let today = ValidityWindow.day(containing: now, in: timeZone)
             let approver = users[.approver]!.id
             let owner = users[.owner]!.id
@@ -88,8 +87,8 @@ public enum DemoData {
                     visitor.checkpointId = gate.id
                 case .expected, .cancelled: break
                 }
-                try VisitorRecords.insert(visitor, organizationId: organizationId,
-                                          approvalCheckpointId: visitor.approvalRequestedAt == nil ? nil : gate.id, db)
+                try tx.visitors.insert(visitor, organizationId: organizationId,
+                                       approvalCheckpointId: visitor.approvalRequestedAt == nil ? nil : gate.id)
                 // The two EXPECTED passes behave differently at the gate, so both are named.
                 let key = seed.status == .expected && seed.requiresApproval ? expectedNeedingApproval : seed.status.rawValue
                 if created[key] == nil { created[key] = visitor.shortId.rawValue }
@@ -97,7 +96,7 @@ public enum DemoData {
                     let scan = Scan(id: newIdentifier(), shortId: visitor.shortId.rawValue, raw: "GP1:\(visitor.shortId.rawValue)",
                                     result: .checkedIn, visitorId: visitor.id, checkpointId: gate.id, scannedBy: owner,
                                     scannedAt: Timestamp(checkedInAt), receivedAt: Timestamp(checkedInAt), offline: false)
-                    try scan.insert(organizationId: organizationId, db)
+                    try tx.scans.insert(scan, organizationId: organizationId)
                 }
             }
             return created
@@ -118,22 +117,22 @@ public enum DemoData {
     /// - Returns: the new visitor, or nil when the demo organization does not exist.
     @discardableResult
     public static func addArrival(to server: GatePassServer, number: Int, now: Date, timeZone: TimeZone) throws -> Visitor? {
-        let visitor = try server.store.writeConnection { db -> Visitor? in
-            guard let organizationId = try Directory.organizationId(named: organization, db) else { return nil }
-            let checkpoints = try Directory.checkpoints(organizationId: organizationId, db)
+        let visitor = try server.store.write { tx -> Visitor? in
+            guard let organizationId = try tx.directory.organizationId(named: organization) else { return nil }
+            let checkpoints = try tx.checkpoints.all(organizationId: organizationId)
             guard !checkpoints.isEmpty else { return nil }
             let checkpoint = checkpoints[number % checkpoints.count]
             let person = arrivalNames[number % arrivalNames.count]
-            let visitor = try VisitorRecords.insertWithFreshShortID(organizationId: organizationId,
-                                                                    approvalCheckpointId: checkpoint.id, db) { shortId in
+            let visitor = try tx.visitors.insertWithFreshShortID(organizationId: organizationId,
+                                                                 approvalCheckpointId: checkpoint.id) { shortId in
                 Visitor(id: newIdentifier(), shortId: shortId, name: person.name,
                         email: person.name.lowercased().replacingOccurrences(of: " ", with: ".") + "@example.com",
                         phone: nil, company: person.company, purpose: "Delivery", hostName: "Olivia Owner",
                         approverId: nil, requiresApproval: true, walkIn: true, status: .awaitingApproval,
                         validity: ValidityWindow.day(containing: now, in: timeZone), createdAt: now, approvalRequestedAt: now)
             }
-            try EventLog.appendVisitorEvent(.requestCreated, visitor: visitor, organizationId: organizationId,
-                                            checkpointId: checkpoint.id, now: now, db)
+            try tx.events.appendVisitorEvent(.requestCreated, visitor: visitor, organizationId: organizationId,
+                                             checkpointId: checkpoint.id, now: now)
             return visitor
         }
         // Fan out at once rather than at the hub's next poll.

@@ -97,12 +97,14 @@ func rowsParsedByPython(_ csv: [UInt8]) throws -> [[String]] {
     static func insertScans(_ count: Int, server: TestServer, site: Site) throws {
         let start = server.clock.now()
         let organization = site.organizationId, checkpoint = site.mainGate, user = site.owner.id
-        try server.store.writeConnection { db in
+        try server.store.write { tx in
             for index in 0..<count {
                 let at = Timestamp(start.addingTimeInterval(Double(index)))
-                try Scan(id: newIdentifier(), shortId: nil, raw: "scan \(index)", result: index % 2 == 0 ? .notFound : .invalid,
-                         visitorId: nil, checkpointId: checkpoint, scannedBy: user, scannedAt: at, receivedAt: at,
-                         offline: false).insert(organizationId: organization, db)
+                try tx.scans.insert(Scan(id: newIdentifier(), shortId: nil, raw: "scan \(index)",
+                                         result: index % 2 == 0 ? .notFound : .invalid, visitorId: nil,
+                                         checkpointId: checkpoint, scannedBy: user, scannedAt: at, receivedAt: at,
+                                         offline: false),
+                                    organizationId: organization)
             }
         }
     }

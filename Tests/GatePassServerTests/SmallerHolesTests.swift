@@ -87,10 +87,10 @@ import Testing
                                        secret: ServerSecret(bytes: Array(repeating: 7, count: 32)), devMode: false,
                                        compare: { counter.compare($0, $1) })
             let now = server.clock.now()
-            let code = try server.store.writeConnection { db in try otp.issue(email: "known@acme.test", now: now, db) }
+            let code = try server.store.write { tx in try otp.issue(email: "known@acme.test", now: now, tx) }
             let wrong = code == "000000" ? "000001" : "000000"
             func redeem(_ email: String, _ code: String) throws -> (Bool, [(stored: Int, computed: Int)]) {
-                let result = try server.store.writeConnection { db in try otp.redeem(email: email, code: code, now: now, db) }
+                let result = try server.store.write { tx in try otp.redeem(email: email, code: code, now: now, tx) }
                 return (result, counter.take())
             }
             let cases: [(String, String, Bool)] = [("nobody@acme.test", code, false), ("known@acme.test", wrong, false),

@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import GatePassCrypto
-import SQLite
 import Synchronization
 
 /// The OTP rules of api.md: 6 random digits, valid for a configurable 10 minutes, single
@@ -52,10 +51,9 @@ final class OneTimePasswords: Sendable {
 
     /// Issues a new code for `email` (already normalized), or throws RATE_LIMITED.
     /// Runs inside a write transaction. Returns the plain code for delivery.
-    func issue(email: String, now: Date, _ db: Connection) throws -> String {
-        let hourAgo = now.addingTimeInterval(-3600).milliseconds
-        try db.execute("DELETE FROM otp_sends WHERE email = ? AND sent_at <= ?", [email, hourAgo])
-        let sends = try db.query("SELECT sent_at FROM otp_sends WHERE email = ? ORDER BY sent_at", [email]) { try $0.int64(0) }
+    func issue(email: String, now: Date, _ tx: any Transaction) throws -> String {
+        try tx.otps.forgetSends(email: email, through: now.addingTimeInterval(-3600))
+        let sends = try tx.otps.sendTimes(email: email).map(\.milliseconds)
         if let last = sends.last {
             let waitMilliseconds = last + Int64(rules.resendIntervalSeconds) * 1000 - now.milliseconds
             if waitMilliseconds > 0 {
@@ -69,12 +67,9 @@ final class OneTimePasswords: Sendable {
                                        "at most \(rules.sendsPerHour) codes per email per hour; wait before asking again")
         }
         let code = Self.randomCode()
-        try db.execute("""
-            INSERT INTO otp_codes (email, code_hmac, expires_at, wrong_tries, used) VALUES (?, ?, ?, 0, 0)
-            ON CONFLICT (email) DO UPDATE SET code_hmac = excluded.code_hmac, expires_at = excluded.expires_at,
-                wrong_tries = 0, used = 0
-            """, [email, digest(email: email, code: code), now.addingTimeInterval(TimeInterval(rules.lifetimeSeconds)).milliseconds])
-        try db.execute("INSERT INTO otp_sends (email, sent_at) VALUES (?, ?)", [email, now.milliseconds])
+        try tx.otps.replaceCode(email: email, hmac: digest(email: email, code: code),
+                                expiresAt: now.addingTimeInterval(TimeInterval(rules.lifetimeSeconds)))
+        try tx.otps.recordSend(email: email, at: now)
         devCodes?.withLock { $0[email] = code }
         return code
     }
@@ -85,23 +80,20 @@ final class OneTimePasswords: Sendable {
     /// The HMAC of the code and its constant-time comparison run whether or not a code exists
     /// (against a stand-in when none does) and whether or not it is still alive, so the time
     /// taken says nothing about either.
-    func redeem(email: String, code: String, now: Date, _ db: Connection) throws -> Bool {
+    func redeem(email: String, code: String, now: Date, _ tx: any Transaction) throws -> Bool {
         let computed = digest(email: email, code: code)
-        guard let stored = try db.queryFirst(
-            "SELECT code_hmac, expires_at, wrong_tries, used FROM otp_codes WHERE email = ?", [email],
-            { (hmac: try $0.blob(0), expiresAt: try $0.int64(1), wrongTries: try $0.int(2), used: try $0.bool(3)) })
-        else {
+        guard let stored = try tx.otps.code(email: email) else {
             _ = compare(absentCodeHMAC, computed)
             return false
         }
-        let alive = !stored.used && stored.expiresAt > now.milliseconds && stored.wrongTries < rules.maxWrongTries
+        let alive = !stored.used && stored.expiresAt.milliseconds > now.milliseconds && stored.wrongTries < rules.maxWrongTries
         let matches = compare(stored.hmac, computed)
         guard alive else { return false }
         guard matches else {
-            try db.execute("UPDATE otp_codes SET wrong_tries = wrong_tries + 1 WHERE email = ?", [email])
+            try tx.otps.countWrongTry(email: email)
             return false
         }
-        try db.execute("UPDATE otp_codes SET used = 1 WHERE email = ?", [email])
+        try tx.otps.markUsed(email: email)
         devCodes?.withLock { _ = $0.removeValue(forKey: email) }
         return true
     }

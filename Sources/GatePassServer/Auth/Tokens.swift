@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import GatePassCrypto
-import SQLite
 
 enum Base64URLText {
     static func encode(_ text: String) -> String { Base64URL.encode(Array(text.utf8)) }
@@ -131,45 +130,29 @@ struct Principal: Sendable {
     }
 }
 
-/// Sessions: one row per login and per scanner token, revoked on logout.
+/// Sessions: one per login and per scanner token, revoked on logout.
 enum Sessions {
     static func create(userId: String, kind: TokenClaims.Kind, parent: String?, checkpointId: String?,
-                       now: Date, lifetime: Int, _ db: Connection) throws -> TokenClaims {
+                       now: Date, lifetime: Int, _ tx: any Transaction) throws -> TokenClaims {
         let id = newIdentifier()
         let expiresAt = now.addingTimeInterval(TimeInterval(lifetime))
-        try db.execute("""
-            INSERT INTO sessions (id, user_id, kind, parent_session_id, checkpoint_id, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, [id, userId, kind == .login ? "login" : "scanner", parent, checkpointId, now.milliseconds,
-                  expiresAt.milliseconds])
+        try tx.sessions.insert(id: id, userId: userId, kind: kind, parent: parent, checkpointId: checkpointId,
+                               createdAt: now, expiresAt: expiresAt)
         return TokenClaims(kind: kind, sessionId: id, expiresAt: Int64(expiresAt.timeIntervalSince1970.rounded(.down)))
     }
 
     /// The principal behind a verified token, or nil when its session is unknown, revoked or expired.
-    static func principal(for claims: TokenClaims, now: Date, _ db: Connection) throws -> Principal? {
-        try db.queryFirst("""
-            SELECT s.kind, s.checkpoint_id, s.expires_at, s.revoked_at,
-                   u.id, u.email, u.name, u.role, u.organization_id, u.can_scan
-            FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?
-            """, [claims.sessionId]) { row -> Principal? in
-            // Every column is read strictly (an unknown kind or role, a scanner session without
-            // its checkpoint, a time that is not an integer throw, and the request is 500);
-            // only then is the session judged, so damage is never mistaken for an ended session.
-            let kind = try row.parsed(0, as: "session kind", TokenClaims.Kind.init(storedName:))
-            let expiresAt = try row.date(2)
-            let revokedAt = try row.optionalDate(3)
-            let user = Profile(id: try row.string(4), email: try row.string(5), name: try row.string(6),
-                               role: try row.parsed(7, as: "role", Role.init(rawValue:)),
-                               organizationId: try row.string(8), canScanCheckpoint: try row.bool(9))
-            let credential: Principal.Credential = kind == .login ? .login : .scanner(checkpointId: try row.string(1))
-            guard revokedAt == nil, expiresAt.milliseconds > now.milliseconds, kind == claims.kind else { return nil }
-            return Principal(user: user, sessionId: claims.sessionId, sessionExpiresAt: expiresAt, credential: credential)
-        } ?? nil
+    /// The session is read strictly first (see `SessionRepository.find`), and only then judged.
+    static func principal(for claims: TokenClaims, now: Date, _ tx: any Transaction) throws -> Principal? {
+        guard let session = try tx.sessions.find(id: claims.sessionId) else { return nil }
+        guard session.revokedAt == nil, session.expiresAt.milliseconds > now.milliseconds, session.kind == claims.kind
+        else { return nil }
+        return Principal(user: session.user, sessionId: claims.sessionId, sessionExpiresAt: session.expiresAt,
+                         credential: session.credential)
     }
 
     /// Ends a login session and every scanner token it created.
-    static func revoke(loginSession id: String, now: Date, _ db: Connection) throws {
-        try db.execute("UPDATE sessions SET revoked_at = ? WHERE (id = ? OR parent_session_id = ?) AND revoked_at IS NULL",
-                       [now.milliseconds, id, id])
+    static func revoke(loginSession id: String, now: Date, _ tx: any Transaction) throws {
+        try tx.sessions.revoke(loginSession: id, at: now)
     }
 }

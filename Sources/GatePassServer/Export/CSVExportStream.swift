@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLite
 
 /// The body of `GET /api/admin/scan-history.csv`: rows are read from the store one page at
 /// a time, when libmicrohttpd asks for more bytes (that is, as the socket drains), so an
@@ -56,7 +55,7 @@ final class CSVExportStream: HTTPStreamBody, @unchecked Sendable {
         let room = rowLimit - rowsWritten
         for row in rows.prefix(room) { pending += ScanHistoryCSV.row(row.scan).utf8 }
         rowsWritten += min(rows.count, room)
-        if let last = rows.last { cursor = ScanRecords.cursor(after: last) }
+        if let last = rows.last { cursor = ListCursor.after(last) }
         if rows.count < pageSize || rowsWritten >= rowLimit { exhausted = true }
     }
 

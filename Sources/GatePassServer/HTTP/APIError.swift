@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLite
 
 /// An error the API answers with its own status and the JSON error shape of api.md.
 /// Lower layers throw their own errors; `APIError.from` translates them here, so no layer
@@ -72,10 +71,10 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case let error as DecisionConflict: return .conflict(error.description)
         case let error as QRPayloadError: return .badRequest(error.description)
         case is DecodingError: return .badRequest(JSONBody.describe(error))
-        case let error as SQLiteError where error.isWriterClosing:
+        case let error as any DatabaseFailure where error.isClosing:
             return .unavailable("the server is stopping; the change was not made; try again shortly")
         // Another connection holds the lock past the busy timeout: worth a retry, not a bug.
-        case let error as SQLiteError where error.isBusy: return .unavailable("the database is busy; retry in a moment")
+        case let error as any DatabaseFailure where error.isBusy: return .unavailable("the database is busy; retry in a moment")
         default: return .internal("internal error")
         }
     }

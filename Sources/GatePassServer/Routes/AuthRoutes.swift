@@ -3,26 +3,25 @@ import Foundation
 import GatePassAPI
 import GatePassCore
 import HTTPServer
-import SQLite
 
 extension GatePassApplication {
     /// The auth controller: logging in and out.
     static let authRoutes: [Route] = [
-        .write(.authSendOTP) { app, call, tx in try app.sendOTP(call, tx.connection) },
-        .write(.authVerifyOTP) { app, call, tx in try app.verifyOTP(call, tx.connection) },
+        .write(.authSendOTP) { app, call, tx in try app.sendOTP(call, tx) },
+        .write(.authVerifyOTP) { app, call, tx in try app.verifyOTP(call, tx) },
         .read(.authDevPeekOTP) { app, call, _ in try app.devPeekOTP(call) },
         .read(.authMe) { _, call, _ in JSONBody.response(call.caller.user) },
-        .write(.authLogout) { app, call, tx in try app.logout(call, tx.connection) },
+        .write(.authLogout) { app, call, tx in try app.logout(call, tx) },
     ]
 
     struct SendOTPBody: Decodable { var email: String }
     struct VerifyOTPBody: Decodable { var email: String; var otp: String }
 
-    func sendOTP(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+    func sendOTP(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(SendOTPBody.self, from: call.request.body)
         let email = try Field.email(body.email, required: true)!
-        let code = try otp.issue(email: email, now: call.now, db)
-        let user = try Directory.user(email: email, db)
+        let code = try otp.issue(email: email, now: call.now, tx)
+        let user = try tx.directory.user(email: email)
         if devMode {
             logSink.log("dev: one-time code for \(email) is \(code)")
         }
@@ -33,7 +32,7 @@ extension GatePassApplication {
         return JSONBody.response(status: 202, ["sent": true])
     }
 
-    func verifyOTP(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+    func verifyOTP(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(VerifyOTPBody.self, from: call.request.body)
         let email = try Field.email(body.email, required: true)!
         let code = body.otp.trimmingCharacters(in: .whitespaces)
@@ -42,11 +41,11 @@ extension GatePassApplication {
         }
         // An unknown email and a wrong code answer the same 401. It is returned, not thrown:
         // a throw rolls the transaction back, and the wrong try must stay counted.
-        guard try otp.redeem(email: email, code: code, now: call.now, db), let user = try Directory.user(email: email, db) else {
+        guard try otp.redeem(email: email, code: code, now: call.now, tx), let user = try tx.directory.user(email: email) else {
             return APIError.unauthorized("the code is wrong, expired or used up; ask for a new one").response
         }
         let claims = try Sessions.create(userId: user.id, kind: .login, parent: nil, checkpointId: nil, now: call.now,
-                                         lifetime: configuration.tokenLifetimeSeconds, db)
+                                         lifetime: configuration.tokenLifetimeSeconds, tx)
         return JSONBody.response(LoginAnswer(role: user.role, token: signer.sign(claims),
                                                expiresAt: Timestamp(Date(timeIntervalSince1970: TimeInterval(claims.expiresAt))),
                                                profile: user))
@@ -59,8 +58,8 @@ extension GatePassApplication {
         return JSONBody.response(["otp": code])
     }
 
-    func logout(_ call: Call, _ db: Connection) throws -> HTTPResponse {
-        try Sessions.revoke(loginSession: call.caller.sessionId, now: call.now, db)
+    func logout(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        try Sessions.revoke(loginSession: call.caller.sessionId, now: call.now, tx)
         return Self.noContent
     }
 

@@ -3,19 +3,18 @@ import GatePassAPI
 import GatePassCore
 import HTTPServer
 import QRCode
-import SQLite
 
 extension GatePassApplication {
     /// The visitors controller: what a site's managers do with its visitors.
     static let visitorRoutes: [Route] = [
-        .read(.visitorsList) { app, call, tx in try app.listVisitors(call, tx.connection) },
-        .write(.visitorsCreate) { app, call, tx in try app.createVisitor(call, tx.connection) },
+        .read(.visitorsList) { app, call, tx in try app.listVisitors(call, tx) },
+        .write(.visitorsCreate) { app, call, tx in try app.createVisitor(call, tx) },
         .read(.visitorsAdminMe) { app, call, _ in try app.adminMe(call) },
-        .read(.visitorsGet) { app, call, tx in JSONBody.response(try app.visibleVisitor(call, tx.connection).visitor) },
-        .write(.visitorsCancel) { app, call, tx in try app.cancelVisitor(call, tx.connection) },
-        .write(.visitorsApprove) { app, call, tx in try app.decide(.approve, call, tx.connection) },
-        .write(.visitorsReject) { app, call, tx in try app.decide(.reject, call, tx.connection) },
-        .read(.visitorsPass) { app, call, tx in try app.passSVG(call, tx.connection) },
+        .read(.visitorsGet) { app, call, tx in JSONBody.response(try app.visibleVisitor(call, tx).visitor) },
+        .write(.visitorsCancel) { app, call, tx in try app.cancelVisitor(call, tx) },
+        .write(.visitorsApprove) { app, call, tx in try app.decide(.approve, call, tx) },
+        .write(.visitorsReject) { app, call, tx in try app.decide(.reject, call, tx) },
+        .read(.visitorsPass) { app, call, tx in try app.passSVG(call, tx) },
     ]
 
     struct CreateVisitorBody: Decodable {
@@ -34,7 +33,7 @@ extension GatePassApplication {
     /// The longest validity a pass may have.
     static let maximumValidity: TimeInterval = 366 * 86_400
 
-    func createVisitor(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+    func createVisitor(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(CreateVisitorBody.self, from: call.request.body)
         let caller = call.caller.user
         let name = try Field.requiredText(body.name, "name")
@@ -44,7 +43,7 @@ extension GatePassApplication {
         let purpose = try Field.text(body.purpose, "purpose", maxLength: 500)
         let hostName = try Field.text(body.hostName, "hostName")
         if let approverId = body.approverId {
-            let approver = try Directory.user(id: approverId, db)
+            let approver = try tx.directory.user(id: approverId)
             guard let approver, approver.organizationId == caller.organizationId, approver.role == .approver else {
                 throw APIError.badRequest("approverId must be the id of an APPROVER of this organization")
             }
@@ -57,7 +56,7 @@ extension GatePassApplication {
         guard until.timeIntervalSince(from) <= Self.maximumValidity else {
             throw APIError.badRequest("a pass may be valid for at most 366 days (validFrom to validUntil)")
         }
-        let visitor = try VisitorRecords.insertWithFreshShortID(organizationId: caller.organizationId, db) { shortId in
+        let visitor = try tx.visitors.insertWithFreshShortID(organizationId: caller.organizationId) { shortId in
             Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
                     purpose: purpose, hostName: hostName, approverId: body.approverId,
                     requiresApproval: body.requiresApproval ?? false, walkIn: false, status: .expected,
@@ -68,9 +67,9 @@ extension GatePassApplication {
 
     /// The visitor named by `:id`, if the caller may see it; 404 otherwise (never 403, so
     /// nothing leaks about other organizations or other approvers' visitors).
-    func visibleVisitor(_ call: Call, _ db: Connection) throws -> VisitorRecord {
+    func visibleVisitor(_ call: Call, _ tx: any Transaction) throws -> VisitorRecord {
         let caller = call.caller
-        guard let record = try VisitorRecords.find(id: call.parameter("id"), db) else { throw APIError.notFound("visitor") }
+        guard let record = try tx.visitors.find(id: call.parameter("id")) else { throw APIError.notFound("visitor") }
         switch caller.user.role {
         case .platformAdmin:
             return record
@@ -93,29 +92,14 @@ extension GatePassApplication {
         return caller.organizationId
     }
 
-    func listVisitors(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+    func listVisitors(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let query = call.request.query
         let status = try Field.visitorStatus(query["status"])
         let search = try Field.search(query["q"], "q")
         let limit = try Field.limit(query)
         let cursor = try Field.cursor(query)
-        var sql = "SELECT \(VisitorRecords.columns) FROM visitors WHERE 1 = 1"
-        var arguments: [any SQLBindable] = []
-        if let organization = readScope(call) { sql += " AND organization_id = ?"; arguments.append(organization) }
-        if let status { sql += " AND status = ?"; arguments.append(status.rawValue) }
-        if let search {
-            sql += " AND (instr(search_text, ?) > 0"
-            arguments.append(search)
-            if let shortId = ShortID(search) { sql += " OR short_id = ?"; arguments.append(shortId.rawValue) }
-            sql += ")"
-        }
-        if let cursor {
-            sql += " AND (created_at < ? OR (created_at = ? AND seq < ?))"
-            arguments += [cursor.time, cursor.time, cursor.seq]
-        }
-        sql += " ORDER BY created_at DESC, seq DESC LIMIT ?"
-        arguments.append(limit + 1)
-        let records = try db.query(sql, arguments, VisitorRecords.record)
+        let filter = VisitorListFilter(organizationId: readScope(call), status: status, search: search)
+        let records = try tx.visitors.list(filter, after: cursor, limit: limit + 1)
         return JSONBody.response(page(records, limit: limit) { ListCursor(time: $0.visitor.createdAt.milliseconds, seq: $0.seq) })
     }
 
@@ -126,28 +110,28 @@ extension GatePassApplication {
         return Page(items: items.map(\.visitor), nextCursor: next)
     }
 
-    func cancelVisitor(_ call: Call, _ db: Connection) throws -> HTTPResponse {
-        let record = try visibleVisitor(call, db)
+    func cancelVisitor(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let record = try visibleVisitor(call, tx)
         let updated = try Cancellation.apply(to: record.visitor)
-        try VisitorRecords.updateState(updated, from: record.visitor, db)
+        try tx.visitors.changeState(updated, from: record.visitor)
         return JSONBody.response(updated)
     }
 
     /// approve-scan / reject-scan (OWNER/ADMIN) and approve / reject (APPROVER, own or unassigned).
-    func decide(_ decision: ApprovalDecision, _ call: Call, _ db: Connection) throws -> HTTPResponse {
+    func decide(_ decision: ApprovalDecision, _ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decodeOptional(NoteBody.self, from: call.request.body)
         let note = try Field.text(body.note, "note", maxLength: 1000)
-        let record = try visibleVisitor(call, db)
+        let record = try visibleVisitor(call, tx)
         let updated = try decision.apply(to: record.visitor, by: call.caller.user.id, note: note, at: call.now)
-        try VisitorRecords.updateState(updated, from: record.visitor, db)
+        try tx.visitors.changeState(updated, from: record.visitor)
         // The decision reaches the checkpoint that asked for it (api.md: the scanner that requested approval).
-        try EventLog.appendVisitorEvent(.visitorDecided, visitor: updated, organizationId: record.organizationId,
-                                        checkpointId: record.approvalCheckpointId, now: call.now, db)
+        try tx.events.appendVisitorEvent(.visitorDecided, visitor: updated, organizationId: record.organizationId,
+                                         checkpointId: record.approvalCheckpointId, now: call.now)
         return JSONBody.response(updated)
     }
 
-    func passSVG(_ call: Call, _ db: Connection) throws -> HTTPResponse {
-        let visitor = try visibleVisitor(call, db).visitor
+    func passSVG(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let visitor = try visibleVisitor(call, tx).visitor
         let code = try QRCode("GP1:\(visitor.shortId.rawValue)", errorCorrection: .medium)
         return HTTPResponse(status: 200, headers: [("Content-Type", "image/svg+xml"),
                                                    ("Cache-Control", "private, max-age=300")],

@@ -1,5 +1,20 @@
 import Foundation
 import GatePassCore
 
+/// Organizations and their users.
 protocol DirectoryRepository {
+    /// The user with this email (compared lowercased). An unknown role throws: it must never
+    /// read as some role nobody gave.
+    func user(email: String) throws -> Profile?
+    func user(id: String) throws -> Profile?
+    func organizationId(named name: String) throws -> String?
+    func organizationExists(id: String) throws -> Bool
+    /// Creates an organization with its default checkpoint, "Main gate"; returns its id.
+    func createOrganization(name: String, now: Date) throws -> String
+    func createUser(organizationId: String, email: String, name: String, role: Role, canScan: Bool,
+                    now: Date) throws -> Profile
+}
+
+enum Directory {
+    static let defaultCheckpointName = "Main gate"
 }

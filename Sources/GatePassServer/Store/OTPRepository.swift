@@ -1,5 +1,25 @@
 import Foundation
-import GatePassCore
 
+/// A stored one-time code: only its HMAC, never the code.
+struct StoredOneTimeCode: Sendable {
+    var hmac: [UInt8]
+    var expiresAt: Date
+    var wrongTries: Int
+    var used: Bool
+}
+
+/// One-time login codes and the record of sends (for the rate limits).
 protocol OTPRepository {
+    /// Forgets the sends of `email` at or before `time`.
+    func forgetSends(email: String, through time: Date) throws
+    /// When codes were sent to `email`, oldest first.
+    func sendTimes(email: String) throws -> [Date]
+    func recordSend(email: String, at time: Date) throws
+    /// Replaces `email`'s code (a new code starts with no wrong tries and unused).
+    func replaceCode(email: String, hmac: [UInt8], expiresAt: Date) throws
+    func code(email: String) throws -> StoredOneTimeCode?
+    func countWrongTry(email: String) throws
+    func markUsed(email: String) throws
+    /// Deletes sends before `sentBefore` and codes that expired before `expiredBefore`.
+    func purge(sentBefore: Date, expiredBefore: Date) throws
 }

@@ -1,5 +1,22 @@
 import Foundation
 import GatePassCore
 
+/// A session row with its user, read strictly (see `SessionRepository.find`).
+struct StoredSession: Sendable {
+    var kind: TokenClaims.Kind
+    var credential: Principal.Credential
+    var expiresAt: Date
+    var revokedAt: Date?
+    var user: Profile
+}
+
+/// Sessions: one per login and per scanner token, revoked on logout.
 protocol SessionRepository {
+    func insert(id: String, userId: String, kind: TokenClaims.Kind, parent: String?, checkpointId: String?,
+                createdAt: Date, expiresAt: Date) throws
+    /// The session and its user. An unknown kind or role, or a scanner session without its
+    /// checkpoint, throws: damage is never mistaken for an ended session.
+    func find(id: String) throws -> StoredSession?
+    /// Ends a login session and every scanner session it created.
+    func revoke(loginSession id: String, at time: Date) throws
 }

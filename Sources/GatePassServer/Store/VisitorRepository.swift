@@ -1,5 +1,81 @@
 import Foundation
 import GatePassCore
 
+/// A visitor with the fields the API does not show.
+struct VisitorRecord: Sendable {
+    var visitor: Visitor
+    var organizationId: String
+    var approvalCheckpointId: String?
+    /// The row's position among rows with the same list time (the keyset cursor's tie-break).
+    var seq: Int64
+}
+
+/// What the visitor list of a site's managers narrows by.
+struct VisitorListFilter: Sendable {
+    /// nil only for PLATFORM_ADMIN reading every organization.
+    var organizationId: String?
+    var status: VisitorStatus?
+    /// Lowercased text matched in name, email, phone, company and short id.
+    var search: String?
+}
+
+/// How often the same person (same email, or same phone without one) came before.
+struct PreviousVisits: Sendable {
+    var count: Int
+    var last: Date?
+}
+
+/// Reading and writing visitors. Lists are newest first, one keyset page at a time.
 protocol VisitorRepository {
+    func find(id: String) throws -> VisitorRecord?
+    func find(shortId: ShortID) throws -> VisitorRecord?
+    func isTaken(shortId: ShortID) throws -> Bool
+    func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String?) throws
+    /// Stores the state `previous` → `visitor` changed, only if the stored status is still
+    /// `previous.status` (a conditional update, so exactly one of two racing changes wins on
+    /// any database); false when it was not.
+    func updateState(_ visitor: Visitor, from previous: Visitor, approvalCheckpointId: String?) throws -> Bool
+    /// Managers' list, by creation.
+    func list(_ filter: VisitorListFilter, after cursor: ListCursor?, limit: Int) throws -> [VisitorRecord]
+    /// The approvals queue of `approverId` (theirs and unassigned), by approval request.
+    func approvalQueue(organizationId: String, approverId: String, status: VisitorStatus, after cursor: ListCursor?,
+                       limit: Int) throws -> [VisitorRecord]
+    /// Earlier check-ins of the same person: by email, else by phone; none without either.
+    func previousVisits(of visitor: Visitor, organizationId: String) throws -> PreviousVisits
+    /// Matches of `search` (lowercased) in short id, name, phone and email, newest first.
+    func lookup(organizationId: String, search: String, limit: Int) throws -> [VisitorRecord]
+    /// Visitors checked in now, latest arrival first.
+    func onSite(organizationId: String, after cursor: ListCursor?, limit: Int) throws -> [VisitorRecord]
+    /// Passes valid during `day` changed after `sequence`, oldest change first, with their change sequence.
+    func changed(organizationId: String, after sequence: Int64, validDuring day: ValidityWindow,
+                 limit: Int) throws -> [(visitor: Visitor, changeSequence: Int64)]
+    /// Today's counts for a site, narrowed to one gate when asked.
+    func counts(organizationId: String, checkpointId: String?, day: ValidityWindow) throws -> ScanStats
+}
+
+extension VisitorRepository {
+    func insert(_ visitor: Visitor, organizationId: String) throws {
+        try insert(visitor, organizationId: organizationId, approvalCheckpointId: nil)
+    }
+
+    /// `updateState` that must win: a lost race is a conflict for the client to retry.
+    func changeState(_ visitor: Visitor, from previous: Visitor, approvalCheckpointId: String? = nil) throws {
+        guard try updateState(visitor, from: previous, approvalCheckpointId: approvalCheckpointId) else {
+            throw APIError.conflict("the visitor changed while this request ran; try again")
+        }
+    }
+
+    /// Inserts `make(shortId)` with a fresh short id, drawing again on the (rare) collision.
+    func insertWithFreshShortID(organizationId: String, approvalCheckpointId: String? = nil,
+                                _ make: (ShortID) -> Visitor) throws -> Visitor {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<8 {
+            let visitor = make(ShortID.random(using: &generator))
+            if try !isTaken(shortId: visitor.shortId) {
+                try insert(visitor, organizationId: organizationId, approvalCheckpointId: approvalCheckpointId)
+                return visitor
+            }
+        }
+        throw APIError.internal("could not draw an unused short id")
+    }
 }

@@ -4,4 +4,39 @@ import SQLite
 
 struct SQLiteCheckpointRepository: CheckpointRepository {
     let db: Connection
+
+    private static let checkpointColumns = "id, name, organization_id, is_default, created_at"
+    private static func checkpoint(_ row: Row) throws -> Checkpoint {
+        Checkpoint(id: try row.string(0), name: try row.string(1), organizationId: try row.string(2),
+                   isDefault: try row.bool(3), createdAt: Timestamp(try row.date(4)))
+    }
+
+    func all(organizationId: String?) throws -> [Checkpoint] {
+        if let organizationId {
+            return try db.query("SELECT \(Self.checkpointColumns) FROM checkpoints WHERE organization_id = ? ORDER BY created_at, name",
+                                [organizationId], Self.checkpoint)
+        }
+        return try db.query("SELECT \(Self.checkpointColumns) FROM checkpoints ORDER BY organization_id, created_at, name", [], Self.checkpoint)
+    }
+
+    func find(id: String, organizationId: String) throws -> Checkpoint? {
+        try db.queryFirst("SELECT \(Self.checkpointColumns) FROM checkpoints WHERE id = ? AND organization_id = ?",
+                          [id, organizationId], Self.checkpoint)
+    }
+
+    func defaultCheckpoint(organizationId: String) throws -> Checkpoint? {
+        try db.queryFirst("SELECT \(Self.checkpointColumns) FROM checkpoints WHERE organization_id = ? AND is_default = 1",
+                          [organizationId], Self.checkpoint)
+    }
+
+    func create(organizationId: String, name: String, now: Date) throws -> Checkpoint {
+        let id = newIdentifier()
+        try db.execute("INSERT INTO checkpoints (id, organization_id, name, is_default, created_at) VALUES (?, ?, ?, 0, ?)",
+                       [id, organizationId, name, now.milliseconds])
+        return Checkpoint(id: id, name: name, organizationId: organizationId, isDefault: false, createdAt: Timestamp(now))
+    }
+
+    func exists(named name: String, organizationId: String) throws -> Bool {
+        try db.scalarInt("SELECT COUNT(*) FROM checkpoints WHERE organization_id = ? AND name = ?", [organizationId, name]) != 0
+    }
 }

@@ -4,4 +4,49 @@ import SQLite
 
 struct SQLiteDirectoryRepository: DirectoryRepository {
     let db: Connection
+
+    private static let userColumns = "id, email, name, role, organization_id, can_scan"
+
+    /// An unknown role throws: it must never read as some role nobody gave.
+    private static func profile(_ row: Row) throws -> Profile {
+        Profile(id: try row.string(0), email: try row.string(1), name: try row.string(2),
+                role: try row.parsed(3, as: "role", Role.init(rawValue:)), organizationId: try row.string(4),
+                canScanCheckpoint: try row.bool(5))
+    }
+
+    func user(email: String) throws -> Profile? {
+        try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE email = ?", [email.lowercased()], Self.profile)
+    }
+
+    func user(id: String) throws -> Profile? {
+        try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE id = ?", [id], Self.profile)
+    }
+
+    func organizationId(named name: String) throws -> String? {
+        try db.queryFirst("SELECT id FROM organizations WHERE name = ?", [name]) { try $0.string(0) }
+    }
+
+    func organizationExists(id: String) throws -> Bool {
+        try db.scalarInt("SELECT COUNT(*) FROM organizations WHERE id = ?", [id]) == 1
+    }
+
+    /// Creates an organization with its default checkpoint "Main gate".
+    func createOrganization(name: String, now: Date) throws -> String {
+        let id = newIdentifier()
+        try db.execute("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)", [id, name, now.milliseconds])
+        try db.execute("""
+            INSERT INTO checkpoints (id, organization_id, name, is_default, created_at) VALUES (?, ?, ?, 1, ?)
+            """, [newIdentifier(), id, Directory.defaultCheckpointName, now.milliseconds])
+        return id
+    }
+
+    func createUser(organizationId: String, email: String, name: String, role: Role, canScan: Bool,
+                           now: Date) throws -> Profile {
+        let id = newIdentifier()
+        try db.execute("""
+            INSERT INTO users (id, organization_id, email, name, role, can_scan, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [id, organizationId, email.lowercased(), name, role.rawValue, canScan, now.milliseconds])
+        return Profile(id: id, email: email.lowercased(), name: name, role: role, organizationId: organizationId,
+                       canScanCheckpoint: canScan)
+    }
 }

@@ -1,7 +1,30 @@
 import Foundation
-import GatePassCore
 import SQLite
 
 struct SQLiteIdempotencyRepository: IdempotencyRepository {
     let db: Connection
+
+    func find(scope: String, key: String) throws -> StoredAnswer? {
+        try db.queryFirst("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = ? AND key = ?",
+                          [scope, key]) { row in
+            let headers = try row.string(2).split(separator: "\n").map { line throws -> (name: String, value: String) in
+                guard let colon = line.firstIndex(of: ":") else { throw row.unreadable(2, "holds a header line without a colon") }
+                return (String(line[..<colon]), String(line[line.index(after: colon)...]))
+            }
+            let status = try row.int(1)
+            guard (100...599).contains(status) else { throw row.unreadable(1, "holds \(status), which is not an HTTP status") }
+            return StoredAnswer(fingerprint: try row.blob(0), status: status, headers: headers, body: try row.blob(3))
+        }
+    }
+
+    func insert(scope: String, key: String, answer: StoredAnswer, at time: Date) throws {
+        let headers = answer.headers.map { "\($0.name):\($0.value)" }.joined(separator: "\n")
+        try db.execute("""
+            INSERT INTO idempotency_keys (scope, key, fingerprint, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [scope, key, answer.fingerprint, answer.status, headers, answer.body, time.milliseconds])
+    }
+
+    func purge(createdBefore: Date) throws {
+        try db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", [createdBefore.milliseconds])
+    }
 }

@@ -1,7 +1,45 @@
 import Foundation
-import GatePassCore
 import SQLite
 
 struct SQLiteOTPRepository: OTPRepository {
     let db: Connection
+
+    func forgetSends(email: String, through time: Date) throws {
+        try db.execute("DELETE FROM otp_sends WHERE email = ? AND sent_at <= ?", [email, time.milliseconds])
+    }
+
+    func sendTimes(email: String) throws -> [Date] {
+        try db.query("SELECT sent_at FROM otp_sends WHERE email = ? ORDER BY sent_at", [email]) { try $0.date(0) }
+    }
+
+    func recordSend(email: String, at time: Date) throws {
+        try db.execute("INSERT INTO otp_sends (email, sent_at) VALUES (?, ?)", [email, time.milliseconds])
+    }
+
+    func replaceCode(email: String, hmac: [UInt8], expiresAt: Date) throws {
+        try db.execute("""
+            INSERT INTO otp_codes (email, code_hmac, expires_at, wrong_tries, used) VALUES (?, ?, ?, 0, 0)
+            ON CONFLICT (email) DO UPDATE SET code_hmac = excluded.code_hmac, expires_at = excluded.expires_at,
+                wrong_tries = 0, used = 0
+            """, [email, hmac, expiresAt.milliseconds])
+    }
+
+    func code(email: String) throws -> StoredOneTimeCode? {
+        try db.queryFirst("SELECT code_hmac, expires_at, wrong_tries, used FROM otp_codes WHERE email = ?", [email]) {
+            StoredOneTimeCode(hmac: try $0.blob(0), expiresAt: try $0.date(1), wrongTries: try $0.int(2), used: try $0.bool(3))
+        }
+    }
+
+    func countWrongTry(email: String) throws {
+        try db.execute("UPDATE otp_codes SET wrong_tries = wrong_tries + 1 WHERE email = ?", [email])
+    }
+
+    func markUsed(email: String) throws {
+        try db.execute("UPDATE otp_codes SET used = 1 WHERE email = ?", [email])
+    }
+
+    func purge(sentBefore: Date, expiredBefore: Date) throws {
+        try db.execute("DELETE FROM otp_sends WHERE sent_at < ?", [sentBefore.milliseconds])
+        try db.execute("DELETE FROM otp_codes WHERE expires_at < ?", [expiredBefore.milliseconds])
+    }
 }

@@ -4,4 +4,35 @@ import SQLite
 
 struct SQLiteScanRepository: ScanRepository {
     let db: Connection
+
+    static let columns = "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq"
+
+    static func read(_ row: Row) throws -> (scan: Scan, seq: Int64) {
+        (Scan(id: try row.string(0), shortId: try row.optionalParsed(1, as: "short id", { ShortID(stored: $0)?.rawValue }),
+              raw: try row.string(2), result: try row.parsed(3, as: "scan result", ScanResult.init(rawValue:)),
+              visitorId: try row.optionalString(4), checkpointId: try row.string(5), scannedBy: try row.string(6),
+              scannedAt: Timestamp(try row.date(7)), receivedAt: Timestamp(try row.date(8)), offline: try row.bool(9)),
+         try row.int64(10))
+    }
+
+    func insert(_ scan: Scan, organizationId: String) throws {
+        try db.execute("""
+            INSERT INTO scans (id, organization_id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by,
+                               scanned_at, received_at, offline)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [scan.id, organizationId, scan.shortId, scan.raw, scan.result.rawValue, scan.visitorId, scan.checkpointId,
+                  scan.scannedBy, scan.scannedAt.date.milliseconds, scan.receivedAt.date.milliseconds, scan.offline])
+    }
+
+    func page(_ filter: ScanHistoryFilter, after cursor: ListCursor?, limit: Int) throws -> [(scan: Scan, seq: Int64)] {
+        var sql = "SELECT \(Self.columns) FROM scans WHERE 1 = 1"
+        var arguments: [any SQLBindable] = []
+        if let organization = filter.organizationId { sql += " AND organization_id = ?"; arguments.append(organization) }
+        if let checkpoint = filter.checkpointId { sql += " AND checkpoint_id = ?"; arguments.append(checkpoint) }
+        if let from = filter.from { sql += " AND scanned_at >= ?"; arguments.append(from.milliseconds) }
+        if let to = filter.to { sql += " AND scanned_at <= ?"; arguments.append(to.milliseconds) }
+        if let result = filter.result { sql += " AND result = ?"; arguments.append(result.rawValue) }
+        KeysetOrder(time: "scanned_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments, Self.read)
+    }
 }

@@ -4,4 +4,35 @@ import SQLite
 
 struct SQLiteSessionRepository: SessionRepository {
     let db: Connection
+
+    func insert(id: String, userId: String, kind: TokenClaims.Kind, parent: String?, checkpointId: String?,
+                createdAt: Date, expiresAt: Date) throws {
+        try db.execute("""
+            INSERT INTO sessions (id, user_id, kind, parent_session_id, checkpoint_id, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [id, userId, kind == .login ? "login" : "scanner", parent, checkpointId, createdAt.milliseconds,
+                  expiresAt.milliseconds])
+    }
+
+    func find(id: String) throws -> StoredSession? {
+        try db.queryFirst("""
+            SELECT s.kind, s.checkpoint_id, s.expires_at, s.revoked_at,
+                   u.id, u.email, u.name, u.role, u.organization_id, u.can_scan
+            FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?
+            """, [id]) { row in
+            let kind = try row.parsed(0, as: "session kind", TokenClaims.Kind.init(storedName:))
+            let expiresAt = try row.date(2)
+            let revokedAt = try row.optionalDate(3)
+            let user = Profile(id: try row.string(4), email: try row.string(5), name: try row.string(6),
+                               role: try row.parsed(7, as: "role", Role.init(rawValue:)),
+                               organizationId: try row.string(8), canScanCheckpoint: try row.bool(9))
+            let credential: Principal.Credential = kind == .login ? .login : .scanner(checkpointId: try row.string(1))
+            return StoredSession(kind: kind, credential: credential, expiresAt: expiresAt, revokedAt: revokedAt, user: user)
+        }
+    }
+
+    func revoke(loginSession id: String, at time: Date) throws {
+        try db.execute("UPDATE sessions SET revoked_at = ? WHERE (id = ? OR parent_session_id = ?) AND revoked_at IS NULL",
+                       [time.milliseconds, id, id])
+    }
 }

@@ -4,4 +4,201 @@ import SQLite
 
 struct SQLiteVisitorRepository: VisitorRepository {
     let db: Connection
+
+    static let columns = """
+        id, short_id, name, email, phone, company, purpose, host_name, approver_id, requires_approval, walk_in,
+        status, valid_from, valid_until, created_at, approval_requested_at, decided_at, decided_by, decision_note,
+        checked_in_at, checked_out_at, checkpoint_id, organization_id, approval_checkpoint_id, seq
+        """
+
+    /// A row of `columns`. A value not understood (an unknown status, a malformed short id,
+    /// a time that is not an integer) throws: the request fails rather than guess at a pass.
+    static func record(_ row: Row) throws -> VisitorRecord {
+        let visitor = Visitor(
+            id: try row.string(0), shortId: try row.parsed(1, as: "short id", ShortID.init(stored:)), name: try row.string(2),
+            email: try row.optionalString(3), phone: try row.optionalString(4), company: try row.optionalString(5),
+            purpose: try row.optionalString(6), hostName: try row.optionalString(7), approverId: try row.optionalString(8),
+            requiresApproval: try row.bool(9), walkIn: try row.bool(10),
+            status: try row.parsed(11, as: "visitor status", VisitorStatus.init(rawValue:)),
+            validity: ValidityWindow(from: try row.date(12), until: try row.date(13)), createdAt: try row.date(14),
+            approvalRequestedAt: try row.optionalDate(15), decidedAt: try row.optionalDate(16),
+            decidedBy: try row.optionalString(17), decisionNote: try row.optionalString(18),
+            checkedInAt: try row.optionalDate(19), checkedOutAt: try row.optionalDate(20),
+            checkpointId: try row.optionalString(21))
+        return VisitorRecord(visitor: visitor, organizationId: try row.string(22),
+                             approvalCheckpointId: try row.optionalString(23), seq: try row.int64(24))
+    }
+
+    func find(id: String) throws -> VisitorRecord? {
+        try db.queryFirst("SELECT \(Self.columns) FROM visitors WHERE id = ?", [id], Self.record)
+    }
+
+    func find(shortId: ShortID) throws -> VisitorRecord? {
+        try db.queryFirst("SELECT \(Self.columns) FROM visitors WHERE short_id = ?", [shortId.rawValue], Self.record)
+    }
+
+    func isTaken(shortId: ShortID) throws -> Bool {
+        try db.scalarInt("SELECT COUNT(*) FROM visitors WHERE short_id = ?", [shortId.rawValue]) != 0
+    }
+
+    /// The lowercased text `q` searches (name, email, phone, company, short id) and the
+    /// narrower text lookup searches (short id, name, phone, email). Fields are joined by a
+    /// control character no query may contain, so a match never spans two fields.
+    static func searchTexts(_ visitor: Visitor) -> (search: String, lookup: String) {
+        let separator = "\u{1}"
+        let lookup = [visitor.shortId.rawValue, visitor.name, visitor.phone ?? "", visitor.email ?? ""]
+            .joined(separator: separator).lowercased()
+        return (lookup + separator + (visitor.company ?? "").lowercased(), lookup)
+    }
+
+    /// The next value of the global change sequence (one counter row, bumped in the same
+    /// transaction as the change).
+    private func nextChangeSeq() throws -> Int64 {
+        // The row is made by the first migration: without it the feed's order is unknown, so fail.
+        guard let value = try db.scalarInt("UPDATE counters SET value = value + 1 WHERE name = 'visitor_change' RETURNING value")
+        else { throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the visitor_change counter is missing") }
+        return value
+    }
+
+    func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String?) throws {
+        let texts = Self.searchTexts(visitor)
+        try db.execute("""
+            INSERT INTO visitors (id, short_id, name, email, phone, company, purpose, host_name, approver_id,
+                requires_approval, walk_in, status, valid_from, valid_until, created_at, approval_requested_at,
+                decided_at, decided_by, decision_note, checked_in_at, checked_out_at, checkpoint_id,
+                organization_id, approval_checkpoint_id, change_seq, search_text, lookup_text)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [visitor.id, visitor.shortId.rawValue, visitor.name, visitor.email, visitor.phone, visitor.company,
+                  visitor.purpose, visitor.hostName, visitor.approverId, visitor.requiresApproval, visitor.walkIn,
+                  visitor.status.rawValue, visitor.validity.from.milliseconds, visitor.validity.until.milliseconds,
+                  visitor.createdAt.milliseconds, visitor.approvalRequestedAt?.milliseconds,
+                  visitor.decidedAt?.milliseconds, visitor.decidedBy, visitor.decisionNote,
+                  visitor.checkedInAt?.milliseconds, visitor.checkedOutAt?.milliseconds, visitor.checkpointId,
+                  organizationId, approvalCheckpointId, try nextChangeSeq(), texts.search, texts.lookup])
+    }
+
+    /// Stores the state fields a decision changed (from `previous` to `visitor`), and bumps
+    /// the change sequence that the kiosk's `/expected` feed follows, if the stored status
+    /// is still `previous.status`.
+    ///
+    /// Only the columns that differ are written: SQLite rewrites the entry of every index
+    /// that covers a column in the SET list, so naming unchanged columns would dirty index
+    /// pages for nothing, and every dirty page is synced at commit.
+    func updateState(_ visitor: Visitor, from previous: Visitor, approvalCheckpointId: String?) throws -> Bool {
+        var assignments: [String] = []
+        var arguments: [any SQLBindable] = []
+        func set<Value: Equatable & SQLBindable>(_ column: String, _ new: Value, _ old: Value) {
+            guard new != old else { return }
+            assignments.append("\(column) = ?")
+            arguments.append(new)
+        }
+        set("status", visitor.status.rawValue, previous.status.rawValue)
+        set("approval_requested_at", visitor.approvalRequestedAt?.milliseconds, previous.approvalRequestedAt?.milliseconds)
+        set("decided_at", visitor.decidedAt?.milliseconds, previous.decidedAt?.milliseconds)
+        set("decided_by", visitor.decidedBy, previous.decidedBy)
+        set("decision_note", visitor.decisionNote, previous.decisionNote)
+        set("checked_in_at", visitor.checkedInAt?.milliseconds, previous.checkedInAt?.milliseconds)
+        set("checked_out_at", visitor.checkedOutAt?.milliseconds, previous.checkedOutAt?.milliseconds)
+        set("checkpoint_id", visitor.checkpointId, previous.checkpointId)
+        if let approvalCheckpointId {
+            assignments.append("approval_checkpoint_id = ?")
+            arguments.append(approvalCheckpointId)
+        }
+        assignments.append("change_seq = ?")
+        arguments.append(try nextChangeSeq())
+        arguments += [visitor.id, previous.status.rawValue]
+        // The status condition makes the change conditional on what was read: two racing
+        // changes of one visitor cannot both apply, whatever serializes the writers.
+        return try db.execute("UPDATE visitors SET \(assignments.joined(separator: ", ")) WHERE id = ? AND status = ?",
+                              arguments) == 1
+    }
+
+    func list(_ filter: VisitorListFilter, after cursor: ListCursor?, limit: Int) throws -> [VisitorRecord] {
+        var sql = "SELECT \(Self.columns) FROM visitors WHERE 1 = 1"
+        var arguments: [any SQLBindable] = []
+        if let organization = filter.organizationId { sql += " AND organization_id = ?"; arguments.append(organization) }
+        if let status = filter.status { sql += " AND status = ?"; arguments.append(status.rawValue) }
+        if let search = filter.search {
+            sql += " AND (instr(search_text, ?) > 0"
+            arguments.append(search)
+            if let shortId = ShortID(search) { sql += " OR short_id = ?"; arguments.append(shortId.rawValue) }
+            sql += ")"
+        }
+        KeysetOrder(time: "created_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments, Self.record)
+    }
+
+    func approvalQueue(organizationId: String, approverId: String, status: VisitorStatus, after cursor: ListCursor?,
+                       limit: Int) throws -> [VisitorRecord] {
+        // The queue itself names its status literally, so SQLite can use the partial index.
+        var sql = "SELECT \(Self.columns) FROM visitors WHERE organization_id = ?"
+            + (status == .awaitingApproval ? " AND status = 'AWAITING_APPROVAL'" : " AND status = ?")
+            + " AND (approver_id IS NULL OR approver_id = ?)"
+        var arguments: [any SQLBindable] = [organizationId]
+        if status != .awaitingApproval { arguments.append(status.rawValue) }
+        arguments.append(approverId)
+        KeysetOrder(time: "COALESCE(approval_requested_at, 0)").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments, Self.record)
+    }
+
+    func previousVisits(of visitor: Visitor, organizationId: String) throws -> PreviousVisits {
+        let identity: (column: String, value: String)? = visitor.email.map { ("email", $0) } ?? visitor.phone.map { ("phone", $0) }
+        guard let identity else { return PreviousVisits(count: 0, last: nil) }
+        return try db.queryFirst("""
+            SELECT COUNT(*), MAX(checked_in_at) FROM visitors
+            WHERE organization_id = ? AND \(identity.column) = ? AND id != ? AND checked_in_at IS NOT NULL
+            """, [organizationId, identity.value, visitor.id]) {
+            PreviousVisits(count: try $0.int(0), last: try $0.optionalDate(1))
+        } ?? PreviousVisits(count: 0, last: nil)
+    }
+
+    func lookup(organizationId: String, search: String, limit: Int) throws -> [VisitorRecord] {
+        var sql = "SELECT \(Self.columns) FROM visitors WHERE organization_id = ? AND (instr(lookup_text, ?) > 0"
+        var arguments: [any SQLBindable] = [organizationId, search]
+        if let shortId = ShortID(search) { sql += " OR short_id = ?"; arguments.append(shortId.rawValue) }
+        sql += ") ORDER BY created_at DESC, seq DESC LIMIT ?"
+        arguments.append(limit)
+        return try db.query(sql, arguments, Self.record)
+    }
+
+    func onSite(organizationId: String, after cursor: ListCursor?, limit: Int) throws -> [VisitorRecord] {
+        var sql = "SELECT \(Self.columns) FROM visitors WHERE organization_id = ? AND status = 'CHECKED_IN'"
+        var arguments: [any SQLBindable] = [organizationId]
+        KeysetOrder(time: "checked_in_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments, Self.record)
+    }
+
+    func changed(organizationId: String, after sequence: Int64, validDuring day: ValidityWindow,
+                 limit: Int) throws -> [(visitor: Visitor, changeSequence: Int64)] {
+        try db.query("""
+            SELECT \(Self.columns), change_seq FROM visitors
+            WHERE organization_id = ? AND change_seq > ? AND valid_until >= ? AND valid_from <= ?
+            ORDER BY change_seq LIMIT ?
+            """, [organizationId, sequence, day.from.milliseconds, day.until.milliseconds, limit]) {
+            (try Self.record($0).visitor, try $0.int64(25))
+        }
+    }
+
+    func counts(organizationId: String, checkpointId: String?, day: ValidityWindow) throws -> ScanStats {
+        let (from, until) = (day.from.milliseconds, day.until.milliseconds)
+        func count(_ sql: String, _ arguments: [any SQLBindable], gate column: String) throws -> Int {
+            if let checkpointId {
+                return Int(try db.scalarInt(sql + " AND \(column) = ?", arguments + [checkpointId]) ?? 0)
+            }
+            return Int(try db.scalarInt(sql, arguments) ?? 0)
+        }
+        return ScanStats(
+            checkedInToday: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND checked_in_at BETWEEN ? AND ?",
+                                 [organizationId, from, until], gate: "checkpoint_id"),
+            checkedOutToday: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND checked_out_at BETWEEN ? AND ?",
+                                  [organizationId, from, until], gate: "checkpoint_id"),
+            awaitingApproval: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND status = 'AWAITING_APPROVAL'",
+                                        [organizationId], gate: "approval_checkpoint_id"),
+            expectedToday: Int(try db.scalarInt("""
+                SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND status IN ('EXPECTED', 'APPROVED')
+                AND valid_until >= ? AND valid_from <= ?
+                """, [organizationId, from, until]) ?? 0),
+            onSite: try count("SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND status = 'CHECKED_IN'",
+                              [organizationId], gate: "checkpoint_id"))
+    }
 }

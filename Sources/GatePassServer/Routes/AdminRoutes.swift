@@ -1,0 +1,72 @@
+import Foundation
+import GatePassAPI
+import GatePassCore
+import HTTPServer
+
+extension GatePassApplication {
+    /// The admin controller: the site's checkpoints, history export, push diagnostics and operations.
+    static let adminRoutes: [Route] = [
+        .read(.adminHistoryCSV) { app, call, tx in try app.scanHistoryCSV(call, tx) },
+        .read(.checkpointsList) { app, call, tx in try app.listCheckpoints(call, tx) },
+        .write(.checkpointsCreate) { app, call, tx in try app.createCheckpoint(call, tx) },
+        .deferred(.adminPushTest) { app, call, reply in try app.pushTest(call, reply: reply) },
+        .read(.adminPushDeliveries) { app, call, tx in try app.pushDeliveries(call, tx.connection) },
+        .read(.healthz) { app, _, tx in try app.healthz(tx) },
+        .sessionless(.metrics) { app, request in try app.metricsResponse(request) },
+    ]
+
+    // MARK: - Scan history export
+
+    /// The most rows one export holds; narrow with from/to for more.
+    static let csvRowLimit = 100_000
+
+    /// The export streams: the first page is read here (a bad filter or a failing database
+    /// is still an error answer), the rest as the client takes the bytes.
+    func scanHistoryCSV(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let filter = try scanFilter(call)
+        let pageSize = min(CSVExportStream.pageSize, Self.csvRowLimit)
+        let first = try tx.scans.page(filter, after: nil, limit: pageSize)
+        let stream = CSVExportStream(firstPage: first, rowLimit: Self.csvRowLimit, pageSize: pageSize,
+                                     readPage: { [store] cursor, limit in
+                                         try store.read { tx in try tx.scans.page(filter, after: cursor, limit: limit) }
+                                     },
+                                     onError: { [logSink] error in
+                                         logSink.log("the CSV export ended early: \(error)")
+                                     })
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/csv; charset=utf-8"),
+                                                   ("Content-Disposition", "attachment; filename=\"scan-history.csv\"")],
+                            stream: stream)
+    }
+
+    // MARK: - Checkpoints and health
+
+    func listCheckpoints(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let checkpoints = try tx.checkpoints.all(organizationId: readScope(call))
+        return JSONBody.response(Page(items: checkpoints, nextCursor: nil))
+    }
+
+    struct CheckpointBody: Decodable { var name: String }
+
+    func createCheckpoint(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let body = try JSONBody.decode(CheckpointBody.self, from: call.request.body)
+        let name = try Field.requiredText(body.name, "name", maxLength: 100)
+        let organization = call.caller.organizationId
+        if try tx.checkpoints.exists(named: name, organizationId: organization) {
+            throw APIError.conflict("a checkpoint named \(name) already exists")
+        }
+        let checkpoint = try tx.checkpoints.create(organizationId: organization, name: name, now: call.now)
+        return JSONBody.response(status: 201, checkpoint)
+    }
+
+    /// 200 only while the database answers reads and can be written (see `WriteProbe`).
+    func healthz(_ tx: any Transaction) throws -> HTTPResponse {
+        do {
+            try tx.ping()
+        } catch {
+            logSink.log("healthz: the database cannot be read: \(error)")
+            throw APIError.unavailable("the database cannot be read")
+        }
+        if writeProbe.failure() != nil { throw APIError.unavailable("the database cannot be written") }
+        return JSONBody.response(["status": "ok"])
+    }
+}

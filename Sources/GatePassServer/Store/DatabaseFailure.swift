@@ -1,0 +1,8 @@
+/// What the API must know of a database's failure, whichever database it is: whether a
+/// retry may succeed. Each implementation's error type conforms (Store/SQLite for SQLite).
+protocol DatabaseFailure: Error {
+    /// The change was refused, not made, because the database is closing.
+    var isClosing: Bool { get }
+    /// Another connection held a lock past the busy timeout.
+    var isBusy: Bool { get }
+}

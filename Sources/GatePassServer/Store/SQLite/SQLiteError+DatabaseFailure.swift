@@ -1,0 +1,5 @@
+import SQLite
+
+extension SQLiteError: DatabaseFailure {
+    var isClosing: Bool { isWriterClosing }
+}
