@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import SQLite
 
 /// Fans the event log out to the open streams, on one thread.
 ///
@@ -46,7 +45,7 @@ final class EventHub: @unchecked Sendable {
     var streamCount: Int { condition.withLock { streams.count } }
 
     func start() throws {
-        head = try store.readConnection { db in try Self.lastEventId(db) }
+        head = try store.read { tx in try tx.events.lastEventId() }
         condition.withLock { running = true }
         let thread = Thread { [self] in
             run()
@@ -88,20 +87,12 @@ final class EventHub: @unchecked Sendable {
 
     // MARK: - Subscribing
 
-    /// The highest event id ever given out (purged or not).
-    static func lastEventId(_ db: Connection) throws -> Int64 {
-        try db.queryFirst("SELECT seq FROM sqlite_sequence WHERE name = 'events'") { try $0.int64(0) } ?? 0
-    }
-
     /// Opens a stream for `filter`. Without `lastEventId` it starts at "now"; with one it
     /// replays what came after, preceded by `stream.gap` when part of that was purged (or
     /// when the id is from the future, e.g. a restored database).
-    func subscribe(filter: EventStreamFilter, lastEventId: Int64?, _ db: Connection) throws -> EventStream {
-        let newest = try Self.lastEventId(db)
-        // The row is made by migration 0002: without it a gap could go unannounced, so fail.
-        guard let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'", [],
-                                                    { try $0.int64(0) })
-        else { throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the events_purged_through counter is missing") }
+    func subscribe(filter: EventStreamFilter, lastEventId: Int64?, _ tx: any Transaction) throws -> EventStream {
+        let newest = try tx.events.lastEventId()
+        let purgedThrough = try tx.events.purgedThrough()
         // `retry:` tells EventSource clients how soon to reconnect; it dispatches no event.
         var preamble = Array("retry: 3000\n\n".utf8)
         var cursor = newest
@@ -159,24 +150,16 @@ final class EventHub: @unchecked Sendable {
 
     private static let pageSize = 1_000
 
-    private func events(after id: Int64, through last: Int64? = nil, _ db: Connection) throws -> [StoredEvent] {
-        var sql = "SELECT \(StoredEvent.columns) FROM events WHERE id > ?"
-        var arguments: [any SQLBindable] = [id]
-        if let last {
-            sql += " AND id <= ?"
-            arguments.append(last)
-        }
-        sql += " ORDER BY id LIMIT ?"
-        arguments.append(Self.pageSize)
+    private func events(after id: Int64, through last: Int64? = nil, _ tx: any Transaction) throws -> [StoredEvent] {
         // A row this build cannot read (an unknown kind a newer server wrote, a damaged value)
         // is logged and never sent, but still moves the cursors: the hub serves every stream,
         // and one bad row must not stop them all. Requests that read it (notification lists)
         // fail with 500 instead.
-        return try db.query(sql, arguments) { row in
-            do {
-                return try StoredEvent.decode(row)
-            } catch {
-                let id = try row.int64(0)
+        try tx.events.events(after: id, through: last, limit: Self.pageSize).map { entry in
+            switch entry {
+            case .event(let event):
+                return event
+            case .unreadable(let id, let error):
                 logSink.log("event hub: event \(id) is not understood and is skipped: \(error)")
                 return StoredEvent.placeholder(id: id)
             }
@@ -188,7 +171,7 @@ final class EventHub: @unchecked Sendable {
         var more = true
         while more {
             let batchStart = head
-            let batch = try store.readConnection { db in try events(after: head, db) }
+            let batch = try store.read { tx in try events(after: head, tx) }
             more = batch.count == Self.pageSize
             if let last = batch.last { head = last.id }
             let frames = batch.map { event in
@@ -210,7 +193,7 @@ final class EventHub: @unchecked Sendable {
 
     private func catchUp(_ stream: EventStream, through last: Int64) throws {
         while stream.cursor < last, !stream.isOver {
-            let page = try store.readConnection { db in try events(after: stream.cursor, through: last, db) }
+            let page = try store.read { tx in try events(after: stream.cursor, through: last, tx) }
             guard let newest = page.last else {
                 stream.cursor = last
                 return
@@ -237,14 +220,10 @@ final class EventHub: @unchecked Sendable {
         }
         guard !marks.isEmpty else { return }
         let done = marks
-        let now = clock.now().milliseconds
+        let now = clock.now()
         store.writeAsync({ tx in
-            let db = tx.connection
             for mark in done {
-                try db.execute("""
-                    UPDATE push_deliveries SET status = 'delivered', finished_at = ?
-                    WHERE token = ? AND event_id = ? AND status = 'pending'
-                    """, [now, mark.token, mark.eventId])
+                try tx.push.markDelivered(token: mark.token, eventId: mark.eventId, now: now)
             }
         }) { [logSink] result in
             if case .failure(let error) = result { logSink.log("recording push deliveries failed: \(error)") }
@@ -264,15 +243,8 @@ final class EventHub: @unchecked Sendable {
         }
         guard asked || ContinuousClock.now - lastRevalidation >= .seconds(30), !open.isEmpty else { return }
         lastRevalidation = .now
-        let nowMilliseconds = now.milliseconds
         let sessions = Set(open.map(\.filter.sessionId))
-        let alive = try store.readConnection { db in
-            try Set(sessions.filter { id in
-                try db.queryFirst("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?", [id, nowMilliseconds]) { _ in
-                    true
-                } ?? false
-            })
-        }
+        let alive = try store.read { tx in try tx.sessions.liveSessions(among: sessions, now: now) }
         for stream in open where !alive.contains(stream.filter.sessionId) { stream.end() }
     }
 
@@ -281,18 +253,12 @@ final class EventHub: @unchecked Sendable {
     private func failOverdueDeliveries() throws {
         guard ContinuousClock.now - lastFailSweep >= .seconds(2) else { return }
         lastFailSweep = .now
-        let cutoff = clock.now().addingTimeInterval(-TimeInterval(settings.pushFailAfterSeconds)).milliseconds
-        let overdue = try store.readConnection { db in
-            try db.queryFirst("SELECT 1 FROM push_deliveries WHERE status = 'pending' AND created_at < ? LIMIT 1",
-                              [cutoff]) { _ in true } ?? false
-        }
+        let cutoff = clock.now().addingTimeInterval(-TimeInterval(settings.pushFailAfterSeconds))
+        let overdue = try store.read { tx in try tx.push.hasPendingDeliveries(createdBefore: cutoff) }
         guard overdue else { return }
-        let now = clock.now().milliseconds
+        let now = clock.now()
         store.writeAsync({ tx in
-            let db = tx.connection
-            try db.execute("""
-                UPDATE push_deliveries SET status = 'failed', finished_at = ? WHERE status = 'pending' AND created_at < ?
-                """, [now, cutoff])
+            try tx.push.failPendingDeliveries(createdBefore: cutoff, now: now)
         }) { [logSink] result in
             if case .failure(let error) = result { logSink.log("failing overdue push deliveries failed: \(error)") }
         }

@@ -86,8 +86,8 @@ final class PushTestWaits: @unchecked Sendable {
         let now = ContinuousClock.now
         var finished: [(Wait, [String: String])] = []
         for wait in current {
-            let statuses = (try? store.readConnection { db in
-                try PushRegistry.deliveryStatuses(targets: wait.targets, eventIds: wait.eventIds, db)
+            let statuses = (try? store.read { tx in
+                try PushRegistry.deliveryStatuses(targets: wait.targets, eventIds: wait.eventIds, tx)
             }) ?? [:]
             if PushRegistry.allDelivered(statuses, targets: wait.targets) || now >= wait.deadline {
                 finished.append((wait, statuses))

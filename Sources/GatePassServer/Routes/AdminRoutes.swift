@@ -10,7 +10,7 @@ extension GatePassApplication {
         .read(.checkpointsList) { app, call, tx in try app.listCheckpoints(call, tx) },
         .write(.checkpointsCreate) { app, call, tx in try app.createCheckpoint(call, tx) },
         .deferred(.adminPushTest) { app, call, reply in try app.pushTest(call, reply: reply) },
-        .read(.adminPushDeliveries) { app, call, tx in try app.pushDeliveries(call, tx.connection) },
+        .read(.adminPushDeliveries) { app, call, tx in try app.pushDeliveries(call, tx) },
         .read(.healthz) { app, _, tx in try app.healthz(tx) },
         .sessionless(.metrics) { app, request in try app.metricsResponse(request) },
     ]

@@ -2,16 +2,15 @@ import Foundation
 import GatePassAPI
 import GatePassCore
 import HTTPServer
-import SQLite
 
 extension GatePassApplication {
     /// The events controller: the server-sent event stream.
     static let eventRoutes: [Route] = [
-        .read(.eventsStream) { app, call, tx in try app.openEventStream(call, tx.connection) },
+        .read(.eventsStream) { app, call, tx in try app.openEventStream(call, tx) },
     ]
 
     /// `GET /api/events`: a server-sent event stream for the caller's audience.
-    func openEventStream(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+    func openEventStream(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let lastEventId: Int64?
         if let raw = call.request.header("last-event-id")?.trimmingCharacters(in: .whitespaces), !raw.isEmpty {
             guard raw.count <= 19, raw.allSatisfy(\.isASCII), let value = Int64(raw), value >= 0 else {
@@ -21,8 +20,8 @@ extension GatePassApplication {
         } else {
             lastEventId = nil
         }
-        let filter = EventStreamFilter(principal: call.caller, deviceToken: try presentedDevice(call, db))
-        let stream = try eventHub.subscribe(filter: filter, lastEventId: lastEventId, db)
+        let filter = EventStreamFilter(principal: call.caller, deviceToken: try presentedDevice(call, tx))
+        let stream = try eventHub.subscribe(filter: filter, lastEventId: lastEventId, tx)
         return HTTPResponse(status: 200,
                             headers: [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
                                       ("X-Accel-Buffering", "no")],
@@ -32,9 +31,9 @@ extension GatePassApplication {
     /// The `X-Device-Token` header, when it names a device registered to the caller's user.
     /// Any other token is ignored (the stream still works, and marks no deliveries): a
     /// stream must never confirm deliveries to someone else's device.
-    private func presentedDevice(_ call: Call, _ db: Connection) throws -> String? {
+    private func presentedDevice(_ call: Call, _ tx: any Transaction) throws -> String? {
         guard let token = call.request.header("x-device-token"), (1...512).contains(token.utf8.count) else { return nil }
-        let owner = try db.queryFirst("SELECT user_id FROM devices WHERE token = ?", [token]) { try $0.string(0) }
+        let owner = try tx.push.deviceOwner(token: token)
         return owner == call.caller.user.id ? token : nil
     }
 
@@ -56,9 +55,8 @@ extension GatePassApplication {
                                        retryAfter: 1)
         }
         store.writeAsync({ tx -> ([PushTarget], [Int64]) in
-            let db = tx.connection
-            let targets = try PushRegistry.targets(organizationId: organizationId, token: token, db)
-            return (targets, try PushRegistry.sendTests(to: targets, now: call.now, db))
+            let targets = try tx.push.targets(organizationId: organizationId, token: token)
+            return (targets, try PushRegistry.sendTests(to: targets, now: call.now, tx))
         }) { [self] result in
             eventHub.committed()
             switch result {
@@ -80,15 +78,15 @@ extension GatePassApplication {
     }
 
     /// `GET /api/admin/push-deliveries?token=&limit=&cursor=`: the delivery log of one device.
-    func pushDeliveries(_ call: Call, _ db: Connection) throws -> HTTPResponse {
+    func pushDeliveries(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let query = call.request.query
         guard let token = query["token"], (1...512).contains(token.utf8.count) else {
             throw APIError.badRequest("token is required: the device token whose deliveries to list")
         }
         let limit = try Field.limit(query)
         let cursor = try Field.cursor(query)
-        let rows = try PushRegistry.deliveries(organizationId: call.caller.organizationId, token: token, limit: limit + 1,
-                                               before: cursor?.seq, db)
+        let rows = try tx.push.deliveries(organizationId: call.caller.organizationId, token: token, limit: limit + 1,
+                                          before: cursor?.seq)
         let items = Array(rows.prefix(limit))
         let next = rows.count > limit ? items.last.map { ListCursor(time: $0.createdAt.date.milliseconds, seq: $0.eventId).token } : nil
         return JSONBody.response(Page(items: items, nextCursor: next))

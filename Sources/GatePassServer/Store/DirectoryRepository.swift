@@ -8,6 +8,8 @@ protocol DirectoryRepository {
     func user(email: String) throws -> Profile?
     func user(id: String) throws -> Profile?
     func organizationId(named name: String) throws -> String?
+    /// The organization of user `userId`, if the user exists.
+    func organizationId(ofUser userId: String) throws -> String?
     func organizationExists(id: String) throws -> Bool
     /// Creates an organization with its default checkpoint, "Main gate"; returns its id.
     func createOrganization(name: String, now: Date) throws -> String

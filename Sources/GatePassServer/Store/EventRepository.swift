@@ -1,16 +1,71 @@
 import Foundation
 import GatePassCore
 
+/// The event log: what the event stream serves, the notification lists are made of, and
+/// push deliveries are counted against.
+///
+/// Appending happens inside the transaction of the change being reported, so a crash can
+/// never keep one without the other.
 protocol EventRepository {
-    func appendVisitorEvent(_ kind: EventKind, visitor: Visitor, organizationId: String, checkpointId: String?,
-                            scanId: String?, now: Date) throws
+    /// Stores one event and a pending push delivery per registered device of each user it
+    /// reaches (`audience`: the user and device it names, or the organization's users by the
+    /// role rule of api.md), and returns its id. Use `append`, which also adds the
+    /// `notification.new` of a notable event.
+    func insert(_ kind: EventKind, audience: EventAudience, visitorId: String?, title: String?, data: String,
+                now: Date) throws -> Int64
+
+    /// The highest event id ever given out (purged or not); 0 before the first event.
+    func lastEventId() throws -> Int64
+
+    /// The highest event id purged: a resume from before it has missed events.
+    /// - Throws: when the store does not keep that number (a stream must then fail, not
+    ///   leave a gap unannounced).
+    func purgedThrough() throws -> Int64
+
+    /// Up to `limit` events after `id` (through `last`, when given), oldest first. A row this
+    /// build cannot read (an unknown kind a newer server wrote, a damaged value) is returned as
+    /// `.unreadable`, so that one bad row moves cursors instead of stopping every stream.
+    func events(after id: Int64, through last: Int64?, limit: Int) throws -> [EventLogEntry]
+
+    /// Deletes events older than `cutoff` with their notification marks and push deliveries,
+    /// and remembers the highest id deleted (see `purgedThrough`).
     func purge(olderThan cutoff: Date) throws
 }
 
 extension EventRepository {
-    func appendVisitorEvent(_ kind: EventKind, visitor: Visitor, organizationId: String, checkpointId: String?,
-                            now: Date) throws {
-        try appendVisitorEvent(kind, visitor: visitor, organizationId: organizationId, checkpointId: checkpointId,
-                               scanId: nil, now: now)
+    /// Appends an event; a notable one (it has a title) also gets its `notification.new`.
+    /// Each appended event gets a pending push delivery per device of each user it reaches.
+    @discardableResult
+    func append(_ kind: EventKind, audience: EventAudience, visitorId: String?, title: String?, data: String,
+                now: Date) throws -> Int64 {
+        let id = try insert(kind, audience: audience, visitorId: visitorId, title: title, data: data, now: now)
+        if let title {
+            let item = NotificationItem(id: String(id), kind: kind, title: title, visitorId: visitorId,
+                                        createdAt: Timestamp(now), readAt: nil)
+            // Scanner tokens keep no notification lists: the companion is for users only.
+            var userAudience = audience
+            userAudience.checkpointId = nil
+            _ = try insert(.notificationNew, audience: userAudience, visitorId: visitorId, title: nil,
+                           data: EventLog.encode(NotificationEventData(notification: item)), now: now)
+        }
+        return id
     }
+
+    /// `visitor.*`, `request.created`: the visitor as it is after the change.
+    func appendVisitorEvent(_ kind: EventKind, visitor: Visitor, organizationId: String, checkpointId: String?,
+                            scanId: String? = nil, now: Date) throws {
+        let data = EventLog.encode(VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId))
+        try append(kind, audience: EventAudience(organizationId: organizationId, approverId: visitor.approverId,
+                                                 checkpointId: checkpointId),
+                   visitorId: visitor.id,
+                   title: NotificationItem.title(for: kind, visitorName: visitor.name, decision: visitor.status),
+                   data: data, now: now)
+    }
+}
+
+/// One row of the event log as read.
+enum EventLogEntry {
+    case event(StoredEvent)
+    /// A row this build cannot read, with why.
+    case unreadable(id: Int64, error: any Error)
 }

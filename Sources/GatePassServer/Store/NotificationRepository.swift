@@ -1,5 +1,20 @@
 import Foundation
 import GatePassCore
 
+/// The per-user notification lists: the notable events (those with a title) that reached a
+/// user, by the same audience rule as the event stream, minus what they deleted, with when
+/// they read each.
 protocol NotificationRepository {
+    /// `user`'s notifications, newest first: at most `limit`, only unread ones when
+    /// `unreadOnly`, only events before `before` when given.
+    func list(for user: Profile, unreadOnly: Bool, before: Int64?, limit: Int) throws -> [NotificationItem]
+
+    /// `user`'s notification of event `id`, unless it does not exist, is not theirs or was deleted.
+    func notification(id: Int64, for user: Profile) throws -> NotificationItem?
+
+    /// Marks event `eventId` read by `userId` at `now` (a later read replaces the time).
+    func markRead(userId: String, eventId: Int64, now: Date) throws
+
+    /// Marks event `eventId` deleted from `userId`'s list at `now`.
+    func markDeleted(userId: String, eventId: Int64, now: Date) throws
 }

@@ -19,4 +19,8 @@ protocol SessionRepository {
     func find(id: String) throws -> StoredSession?
     /// Ends a login session and every scanner session it created.
     func revoke(loginSession id: String, at time: Date) throws
+
+    /// Which of `sessionIds` are neither revoked nor expired at `now`: a stream lives no
+    /// longer than its session.
+    func liveSessions(among sessionIds: Set<String>, now: Date) throws -> Set<String>
 }

@@ -49,4 +49,8 @@ struct SQLiteDirectoryRepository: DirectoryRepository {
         return Profile(id: id, email: email.lowercased(), name: name, role: role, organizationId: organizationId,
                        canScanCheckpoint: canScan)
     }
+
+    func organizationId(ofUser userId: String) throws -> String? {
+        try db.queryFirst("SELECT organization_id FROM users WHERE id = ?", [userId], { try $0.string(0) })
+    }
 }

@@ -4,4 +4,68 @@ import SQLite
 
 struct SQLiteNotificationRepository: NotificationRepository {
     let db: Connection
+
+    /// The condition on event row `e` for "this event is in `user`'s list", with its arguments.
+    static func scope(_ user: Profile) -> (sql: String, arguments: [any SQLBindable]) {
+        switch user.role {
+        case .platformAdmin:
+            // api.md: PLATFORM_ADMIN receives no events.
+            return ("0", [])
+        case .owner, .admin:
+            return ("e.organization_id = ? AND (e.user_id IS NULL OR e.user_id = ?)", [user.organizationId, user.id])
+        case .approver:
+            return ("e.organization_id = ? AND (e.user_id = ? OR (e.user_id IS NULL AND (e.approver_id IS NULL OR e.approver_id = ?)))",
+                    [user.organizationId, user.id, user.id])
+        }
+    }
+
+    private static let columns = "e.id, e.kind, e.title, e.visitor_id, e.created_at, m.read_at"
+
+    private static func notification(_ row: Row) throws -> NotificationItem {
+        NotificationItem(id: String(try row.int64(0)), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
+                         title: try row.string(2), visitorId: try row.optionalString(3),
+                         createdAt: Timestamp(try row.date(4)), readAt: try row.optionalDate(5).map(Timestamp.init))
+    }
+
+    func list(for user: Profile, unreadOnly: Bool, before: Int64?, limit: Int) throws -> [NotificationItem] {
+        let scope = Self.scope(user)
+        var sql = """
+            SELECT \(Self.columns) FROM events e
+            LEFT JOIN notification_marks m ON m.user_id = ? AND m.event_id = e.id
+            WHERE e.title IS NOT NULL AND \(scope.sql) AND m.deleted_at IS NULL
+            """
+        var arguments: [any SQLBindable] = [user.id] + scope.arguments
+        if unreadOnly { sql += " AND m.read_at IS NULL" }
+        if let before {
+            sql += " AND e.id < ?"
+            arguments.append(before)
+        }
+        sql += " ORDER BY e.id DESC LIMIT ?"
+        arguments.append(limit)
+        return try db.query(sql, arguments, Self.notification)
+    }
+
+    func notification(id: Int64, for user: Profile) throws -> NotificationItem? {
+        let scope = Self.scope(user)
+        let sql = """
+            SELECT \(Self.columns) FROM events e
+            LEFT JOIN notification_marks m ON m.user_id = ? AND m.event_id = e.id
+            WHERE e.id = ? AND e.title IS NOT NULL AND \(scope.sql) AND m.deleted_at IS NULL
+            """
+        return try db.queryFirst(sql, [user.id, id] + scope.arguments, Self.notification)
+    }
+
+    func markRead(userId: String, eventId: Int64, now: Date) throws {
+        try db.execute("""
+            INSERT INTO notification_marks (user_id, event_id, read_at) VALUES (?, ?, ?)
+            ON CONFLICT (user_id, event_id) DO UPDATE SET read_at = excluded.read_at
+            """, [userId, eventId, now.milliseconds])
+    }
+
+    func markDeleted(userId: String, eventId: Int64, now: Date) throws {
+        try db.execute("""
+            INSERT INTO notification_marks (user_id, event_id, deleted_at) VALUES (?, ?, ?)
+            ON CONFLICT (user_id, event_id) DO UPDATE SET deleted_at = excluded.deleted_at
+            """, [userId, eventId, now.milliseconds])
+    }
 }

@@ -35,4 +35,13 @@ struct SQLiteSessionRepository: SessionRepository {
         try db.execute("UPDATE sessions SET revoked_at = ? WHERE (id = ? OR parent_session_id = ?) AND revoked_at IS NULL",
                        [time.milliseconds, id, id])
     }
+
+    func liveSessions(among sessionIds: Set<String>, now: Date) throws -> Set<String> {
+        let nowMilliseconds = now.milliseconds
+        return try Set(sessionIds.filter { id in
+            try db.queryFirst("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?", [id, nowMilliseconds]) { _ in
+                true
+            } ?? false
+        })
+    }
 }
