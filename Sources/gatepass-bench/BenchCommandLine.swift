@@ -84,12 +84,12 @@ enum BenchCommandLine {
         overview: "Measures Gate Pass against anchors taken in the same run, on loopback only.",
         usage: """
             gatepass-bench server [--visitors N] [--connections N] [--seconds S] [--warmup S]
-                                 [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
+                                         [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
                    gatepass-bench outbox [--entries N] [--json]
                    gatepass-bench scanner [--distinct N] [--rounds R] [--seconds S] [--frames N] [--passes K]
-                                  [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
+                                          [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
                    gatepass-bench events [--subscribers N,N...] [--events K] [--rate R] [--anchor A]
-                                 [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
+                                         [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
                    gatepass-bench console [--pending N] [--repeats N] [--startups N] [--logins N] [--json]
             """,
         arguments: [scenario.spec],
