@@ -217,12 +217,3 @@ struct WhoAmICommand: GatePassCommand {
         return 0
     }
 }
-
-extension Terminal {
-    /// With an empty terminator, prints `text` exactly when it ends with a line feed (`out`
-    /// adds one). Checked on scalars: a CSV's last "\r\n" is one Character, which
-    /// `hasSuffix("\n")` does not match, and the export then gained a stray line feed.
-    func out(_ text: String, terminator: String) {
-        if terminator.isEmpty, text.unicodeScalars.last == "\n" { out(String(text.unicodeScalars.dropLast())) } else { out(text) }
-    }
-}

@@ -121,27 +121,3 @@ extension FrameSourceOptions.Choice {
         }
     }
 }
-
-/// Pings systemd's watchdog while `healthy` says the kiosk works, on its own thread.
-final class Watchdog: @unchecked Sendable {
-    private let stopped = DispatchSemaphore(value: 0)
-
-    init(interval: Duration, healthy: @escaping @Sendable () -> Bool, ping: @escaping @Sendable () -> Void) {
-        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        let thread = Thread { [stopped] in
-            while stopped.wait(timeout: .now() + seconds) == .timedOut {
-                if healthy() { ping() }
-            }
-        }
-        thread.name = "gatepass-watchdog"
-        thread.start()
-    }
-
-    func stop() { stopped.signal() }
-}
-
-/// Moves a value that is not `Sendable` to another thread that becomes its only user.
-struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}

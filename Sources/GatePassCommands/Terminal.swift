@@ -31,3 +31,12 @@ public struct StandardStreams: Terminal {
         _ = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
     }
 }
+
+extension Terminal {
+    /// With an empty terminator, prints `text` exactly when it ends with a line feed (`out`
+    /// adds one). Checked on scalars: a CSV's last "\r\n" is one Character, which
+    /// `hasSuffix("\n")` does not match, and the export then gained a stray line feed.
+    func out(_ text: String, terminator: String) {
+        if terminator.isEmpty, text.unicodeScalars.last == "\n" { out(String(text.unicodeScalars.dropLast())) } else { out(text) }
+    }
+}
