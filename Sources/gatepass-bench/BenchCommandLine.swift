@@ -163,8 +163,9 @@ enum BenchCommandLine {
     Goals: stats >= 0.5 of the ceiling; checkin >= 0.1 of the ceiling with synchronous=FULL.
     """
 
-    /// The options of a scenario other than console; nil for `--help`.
+    /// The options of a scenario other than console; nil for `--help` (or `-h`, or `help` first).
     static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
+        if arguments.first == "help" { return nil }
         guard case .parsed(let parsed) = try CommandParser.parse(arguments, for: configuration) else { return nil }
         var options = Options()
         options.scenario = try parsed.required(scenario)
