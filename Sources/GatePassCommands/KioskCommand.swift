@@ -25,7 +25,7 @@ struct KioskCommand: GatePassCommand {
         server = try arguments.value(Self.server)
         cooldown = try arguments.value(Self.cooldown) ?? 3
         asJSON = arguments.has(OutputOptions.json)
-        sourceChoice = try FrameSourceOptions.choice(arguments, required: true)!
+        sourceChoice = try FrameSourceOptions.requiredChoice(arguments)
     }
 
     func run(_ context: CommandContext) throws -> Int32 {

@@ -23,7 +23,7 @@ struct ScanCommand: GatePassCommand {
     var asJSON: Bool
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        input = try FrameSourceOptions.choice(arguments, required: true)!
+        input = try FrameSourceOptions.requiredChoice(arguments)
         asJSON = arguments.has(OutputOptions.json)
     }
 

@@ -56,6 +56,12 @@ enum FrameSourceOptions {
 
     static let choices = "--device DEV, --image FILE…, --dir DIR and --video FILE.y4m"
 
+    /// The one source `scan` and `kiosk` need.
+    static func requiredChoice(_ arguments: ParsedArguments) throws(UsageError) -> Choice {
+        guard let choice = try choice(arguments, required: true) else { throw UsageError("give one of \(choices)") }
+        return choice
+    }
+
     /// The source chosen, nil when none was given and `required` is false.
     static func choice(_ arguments: ParsedArguments, required: Bool) throws(UsageError) -> Choice? {
         let device = try arguments.value(device)
