@@ -8,31 +8,30 @@ import GatePassCore
 /// `gatepass console`: the full-screen terminal UI. The shell view model (`ConsoleApp`) and
 /// the screens hold no curses calls; this command wires them to the curses driver, the client
 /// core, the outbox service, the live event stream and the scan feed, on one UI thread.
-enum ConsoleCommand {
-    static let help = HelpText(
-        overview: "The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), History (scan log with filters, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout). Needs a terminal; scripts use the other commands.",
-        usage: "gatepass console [--server URL] [--device DEV | --image FILE | --dir DIR | --video FILE.y4m]",
-        options: [
-            ("--server URL", "The server to log in to (default: the last one used, else $GATEPASS_SERVER)."),
-            ("--device DEV", "The Scan tab reads passes from this V4L2 camera (640x480 at 30 fps), reopening it when it comes back after an unplug."),
-            ("--image FILE", "The Scan tab reads the codes in this PNG, JPEG or PGM file once."),
-            ("--dir DIR", "The Scan tab reads the folder's images in name order once."),
-            ("--video FILE.y4m", "The Scan tab reads a YUV4MPEG2 recording once."),
-        ])
+struct ConsoleCommand: GatePassCommand {
+    static let server = ServerOptions.server("The server to log in to (default: the last one used, else $GATEPASS_SERVER).")
+    static let configuration = CommandConfiguration(
+        name: "gatepass console",
+        overview: "The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), History (scan log with filters, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout). Needs a terminal; scripts use the other commands. The Scan tab reads passes from the frame source given, if any.",
+        usage: "gatepass console [--server URL] [--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m]",
+        options: [server] + FrameSourceOptions.all)
 
-    static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                    clock: any WallClock) throws -> Int32 {
-        var reader = ArgumentReader(arguments)
-        if reader.wantsHelp { terminal.out(help.rendered); return 0 }
-        let server = try reader.option("--server")
-        let sources = [try reader.option("--device").map { ConsoleScanFeed.Source.camera(devicePath: $0) },
-                       try reader.option("--image").map { ConsoleScanFeed.Source.images([$0]) },
-                       try reader.option("--dir").map(ConsoleScanFeed.Source.directory),
-                       try reader.option("--video").map(ConsoleScanFeed.Source.video)].compactMap { $0 }
-        try reader.finish()
-        guard sources.count <= 1 else { throw UsageError("give at most one of --device, --image, --dir and --video") }
-        return try runConsole(Options(server: server, scanSource: sources.first), terminal: terminal,
-                              environment: environment, clock: clock)
+    var options: Options
+
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        let source: ConsoleScanFeed.Source? = switch try FrameSourceOptions.choice(arguments, required: false) {
+        case .camera(let camera)?: .camera(devicePath: camera.devicePath, width: camera.width, height: camera.height,
+                                           framesPerSecond: camera.framesPerSecond)
+        case .images(let files)?: .images(files)
+        case .directory(let path)?: .directory(path)
+        case .video(let path)?: .video(path)
+        case nil: nil
+        }
+        options = Options(server: try arguments.value(Self.server), scanSource: source)
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        try Self.runConsole(options, terminal: context.terminal, environment: context.environment, clock: context.clock)
     }
 
     /// What a console run is started with: by `gatepass console`'s flags, or by `gatepass demo`.

@@ -12,24 +12,30 @@ import QRCode
 /// every half minute so the live approvals queue moves, the demo passes as PNG files, and the
 /// console logged in against it. When the console quits, the server stops and — unless
 /// `--dir` was given — the folder is removed, so nothing is left running or lying around.
-enum DemoCommand {
-    static let help = HelpText(
+struct DemoCommand: GatePassCommand {
+    static let directory = Option<String>(
+        "--dir", value: "DIR",
+        help: "Keep the demo's database, passes, server log and console state in DIR (kept after quitting; a second run goes on with the same data). Default: a private temporary folder, removed when the console quits.")
+    static let port = Option<Int>("--port", value: "N", in: 0...65_535, help: "The server's port (default 0: a free one).")
+    static let arrivals = Option<Int>("--arrivals", value: "SECONDS", in: 0...86_400,
+                                      help: "How often a new walk-in arrives and waits for approval (default 30; 0 for none).")
+    static let configuration = CommandConfiguration(
+        name: "gatepass demo",
         overview: "Try Gate Pass in one command: starts a development server on loopback with a demo organization (a user per role, visitors in every status, a new walk-in waiting for approval every 30 s), writes demo passes as PNG files, and opens the console against it with the demo logins listed and the one-time code filled in. Quitting the console stops everything.",
-        usage: "gatepass demo [--dir DIR] [--port N] [--arrivals SECONDS]",
-        options: [
-            ("--dir DIR", "Keep the demo's database, passes, server log and console state in DIR (kept after quitting; a second run goes on with the same data). Default: a private temporary folder, removed when the console quits."),
-            ("--port N", "The server's port (default 0: a free one)."),
-            ("--arrivals SECONDS", "How often a new walk-in arrives and waits for approval (default 30; 0 for none)."),
-        ])
+        options: [directory, port, arrivals])
 
-    static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                    clock: any WallClock) throws -> Int32 {
-        var reader = ArgumentReader(arguments)
-        if reader.wantsHelp { terminal.out(help.rendered); return 0 }
-        let keptFolder = try reader.option("--dir")
-        let port = try reader.integerOption("--port", in: 0...65_535) ?? 0
-        let arrivalSeconds = try reader.integerOption("--arrivals", in: 0...86_400) ?? 30
-        try reader.finish()
+    var keptFolder: String?
+    var port: Int
+    var arrivalSeconds: Int
+
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        keptFolder = try arguments.value(Self.directory)
+        port = try arguments.value(Self.port) ?? 0
+        arrivalSeconds = try arguments.value(Self.arrivals) ?? 30
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let (terminal, environment, clock) = (context.terminal, context.environment, context.clock)
         // The console needs a terminal; say so before starting anything.
         guard isatty(STDOUT_FILENO) == 1, isatty(STDIN_FILENO) == 1 else {
             throw CommandFailure("gatepass demo opens the full-screen console, which needs a terminal. Without one, run the server alone: gatepass serve --dev --demo-data --port 8080 (it prints how to log in with curl).")
@@ -54,12 +60,12 @@ enum DemoCommand {
         defer { server.stop() }
         let timeZone = configuration.resolvedTimeZone
         let seeded = try DemoData.seed(store: server.store, now: clock.now(), timeZone: timeZone)
-        let passes = try writePasses(seeded, into: folder.path + "/passes")
+        let passes = try Self.writePasses(seeded, into: folder.path + "/passes")
         let arrivals = DemoArrivals(server: server, every: arrivalSeconds, clock: clock, timeZone: timeZone)
         arrivals.start()
         defer { arrivals.stop() }
 
-        terminal.out(summary(server: server.baseURL, folder: folder, passes: passes, arrivalSeconds: arrivalSeconds))
+        terminal.out(Self.summary(server: server.baseURL, folder: folder, passes: passes, arrivalSeconds: arrivalSeconds))
         var consoleEnvironment = environment
         consoleEnvironment["GATEPASS_STATE_DIR"] = folder.path + "/console"
         let baseURL = server.baseURL

@@ -4,23 +4,23 @@ import GatePassCore
 
 /// `gatepass events`: follows the live event stream with the client core's consumer, the
 /// same one the console and kiosk use, and prints one line per event.
-enum EventsCommand {
-    static let help = HelpText(
+struct EventsCommand: GatePassCommand {
+    static let scanner = Flag("--scanner", help: "Follow the scanner token's checkpoint instead of the user.")
+    static let configuration = CommandConfiguration(
+        name: "gatepass events",
         overview: "Follow the live events of the logged-in user (or, with --scanner, of this device's checkpoint) until Ctrl-C. Resumes after the last event this device saw; reconnects by itself.",
-        usage: "gatepass events [--scanner] [--json]",
-        options: [
-            ("--scanner", "Follow the scanner token's checkpoint instead of the user."),
-            ("--json", "Print each event as one JSON object: {id, kind, data}."),
-        ])
+        options: [scanner, OutputOptions.flag("Print each event as one JSON object: {id, kind, data}.")])
 
-    static func run(_ arguments: [String], terminal: any Terminal, environment: [String: String],
-                    clock: any WallClock) throws -> Int32 {
-        var reader = ArgumentReader(arguments)
-        if reader.wantsHelp { terminal.out(help.rendered); return 0 }
-        let scanner = reader.flag("--scanner")
-        let asJSON = reader.flag("--json")
-        try reader.finish()
-        let context = ClientCommands.Context(terminal: terminal, environment: environment, clock: clock)
+    var scanner: Bool
+    var asJSON: Bool
+
+    init(parsing arguments: ParsedArguments) {
+        scanner = arguments.has(Self.scanner)
+        asJSON = arguments.has(OutputOptions.json)
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let terminal = context.terminal
         let termination = TerminationSignals()
         let endedBySession = Locked<ClientError?>(nil)
         let consumer: EventStreamConsumer
@@ -40,7 +40,7 @@ enum EventsCommand {
                         }
                     }
                 },
-                onEvent: { event in asJSON ? terminal.out(json(event)) : terminal.out(visible: line(event)) })
+                onEvent: { event in asJSON ? terminal.out(Self.json(event)) : terminal.out(visible: Self.line(event)) })
         } catch let error as ClientError {
             throw CommandFailure(ClientCommands.sentence(for: error))
         }

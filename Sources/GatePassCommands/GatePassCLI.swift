@@ -1,82 +1,90 @@
 import Foundation
+import GatePassClient
 import GatePassCore
 
 /// The `gatepass` command: one type per subcommand, chosen by the first argument.
 public enum GatePassCLI {
-    public static let help = HelpText(
-        overview: "Gate Pass: visitor passes, approvals and check-ins at the gate.",
+    /// A subcommand: its name, the sentence the top-level help lists, and how it runs.
+    struct Subcommand: Sendable {
+        var name: String
+        var about: String
+        var main: @Sendable ([String], CommandContext) throws -> Int32
+
+        init<Command: GatePassCommand>(_ name: String, _ about: String, _ command: Command.Type) {
+            self.name = name
+            self.about = about
+            main = { try Command.main($0, $1) }
+        }
+
+        /// `user add` and `checkpoint add`: a word that only leads to its one subcommand.
+        init<Command: GatePassCommand>(group name: String, _ about: String, _ command: Command.Type) {
+            self.name = name + " add"
+            self.about = about
+            main = { try AdministrationCommands.group(name, Command.self, $0, $1) }
+        }
+
+        var word: String { String(name.split(separator: " ")[0]) }
+    }
+
+    static let subcommands: [Subcommand] = [
+        .init("demo", "Try it: a demo server with demo data and the console logged in against it, in one command.", DemoCommand.self),
+        .init("serve", "Run the HTTP API server.", ServeCommand.self),
+        .init(group: "user", "Add a user to the database file (bootstrapping).", UserAddCommand.self),
+        .init(group: "checkpoint", "Add a checkpoint (gate) to an organization in the database file.", CheckpointAddCommand.self),
+        .init("login", "Log in with a one-time code (stores the session on this device).", LoginCommand.self),
+        .init("logout", "Unregister this device's push token and end the session.", LogoutCommand.self),
+        .init("whoami", "Show who is logged in.", WhoAmICommand.self),
+        .init("approvals", "List visitors awaiting approval.", ApprovalsCommand.self),
+        .init("approve", "Approve a visitor.", ApproveCommand.self),
+        .init("reject", "Reject a visitor.", RejectCommand.self),
+        .init("checkin", "Check a pass in (queued when offline).", CheckInCommand.self),
+        .init("checkout", "Check a visitor out (queued when offline).", CheckOutCommand.self),
+        .init("lookup", "Find visitors by short id, name, phone or email.", LookupCommand.self),
+        .init("walk-in", "Register a visitor who arrived without a pass.", WalkInCommand.self),
+        .init("stats", "Today's gate counters.", StatsCommand.self),
+        .init("history", "The scan history (--csv for the export).", HistoryCommand.self),
+        .init("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID.", OutboxCommand.self),
+        .init("events", "Follow the live events (approvals, arrivals, notifications) until Ctrl-C.", EventsCommand.self),
+        .init("console", "The full-screen terminal console: approvals (live), scan, history, profile and outbox.", ConsoleCommand.self),
+        .init("kiosk", "Run the unattended gate: scan passes from a camera and check them in.", KioskCommand.self),
+        .init("push-test", "Send a test event to registered device tokens and report which were delivered.", PushTestCommand.self),
+        .init("push-deliveries", "List the push deliveries of one device token.", PushDeliveriesCommand.self),
+        .init("scan", "Read QR codes from image files, a folder or a Y4M recording and print each new one.", ScanCommand.self),
+    ]
+
+    public static let configuration = CommandConfiguration(
+        name: "gatepass", overview: "Gate Pass: visitor passes, approvals and check-ins at the gate.",
         usage: "gatepass <subcommand> [options]",
-        subcommands: [
-            ("demo", "Try it: a demo server with demo data and the console logged in against it, in one command."),
-            ("serve", "Run the HTTP API server."),
-            ("user add", "Add a user to the database file (bootstrapping)."),
-            ("checkpoint add", "Add a checkpoint (gate) to an organization in the database file."),
-            ("login", "Log in with a one-time code (stores the session on this device)."),
-            ("logout", "Unregister this device's push token and end the session."),
-            ("whoami", "Show who is logged in."),
-            ("approvals", "List visitors awaiting approval."),
-            ("approve", "Approve a visitor."),
-            ("reject", "Reject a visitor."),
-            ("checkin", "Check a pass in (queued when offline)."),
-            ("checkout", "Check a visitor out (queued when offline)."),
-            ("lookup", "Find visitors by short id, name, phone or email."),
-            ("walk-in", "Register a visitor who arrived without a pass."),
-            ("stats", "Today's gate counters."),
-            ("history", "The scan history (--csv for the export)."),
-            ("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID."),
-            ("events", "Follow the live events (approvals, arrivals, notifications) until Ctrl-C."),
-            ("console", "The full-screen terminal console: approvals (live), scan, history, profile and outbox."),
-            ("kiosk", "Run the unattended gate: scan passes from a camera and check them in."),
-            ("push-test", "Send a test event to registered device tokens and report which were delivered."),
-            ("push-deliveries", "List the push deliveries of one device token."),
-            ("scan", "Read QR codes from image files, a folder or a Y4M recording and print each new one."),
-        ])
+        subcommands: subcommands.map { ($0.name, $0.about) })
 
     /// Runs the command line and returns the exit status: 0 ok, 1 failure, 2 usage error.
     public static func main(_ arguments: [String], terminal: any Terminal = StandardStreams(),
                             environment: [String: String] = ProcessInfo.processInfo.environment,
                             clock: any WallClock = SystemWallClock()) -> Int32 {
         var rest = Array(arguments.dropFirst())
+        let context = CommandContext(terminal: terminal, environment: environment, clock: clock)
         do {
             guard let name = rest.first else {
-                terminal.err(help.rendered)
+                terminal.err(configuration.help)
                 return 2
             }
             rest.removeFirst()
-            switch name {
-            case "--help", "-h", "help":
-                terminal.out(help.rendered)
+            if ["--help", "-h", "help"].contains(name) {
+                terminal.out(configuration.help)
                 return 0
-            case "demo":
-                return try DemoCommand.run(rest, terminal: terminal, environment: environment, clock: clock)
-            case "serve":
-                return try ServeCommand.run(rest, terminal: terminal)
-            case "user":
-                return try AdministrationCommands.user(rest, terminal: terminal)
-            case "checkpoint":
-                return try AdministrationCommands.checkpoint(rest, terminal: terminal)
-            case "events":
-                return try EventsCommand.run(rest, terminal: terminal, environment: environment, clock: clock)
-            case "console":
-                return try ConsoleCommand.run(rest, terminal: terminal, environment: environment, clock: clock)
-            case "kiosk":
-                return try KioskCommand.run(rest, terminal: terminal, environment: environment, clock: clock)
-            case "push-test":
-                return try PushCommands.test(rest, terminal: terminal, environment: environment, clock: clock)
-            case "push-deliveries":
-                return try PushCommands.deliveries(rest, terminal: terminal, environment: environment, clock: clock)
-            case "scan":
-                return try ScanCommand.run(rest, terminal: terminal)
-            case let client where ClientCommands.names.contains(client):
-                return try ClientCommands.run(client, rest, terminal: terminal, environment: environment, clock: clock)
-            default:
+            }
+            guard let subcommand = subcommands.first(where: { $0.word == name }) else {
                 throw UsageError("unknown subcommand \(name)")
             }
+            return try subcommand.main(rest, context)
         } catch let error as UsageError {
             terminal.err("error: \(TerminalText.visible(error.message))\nRun 'gatepass --help' or 'gatepass <subcommand> --help' for usage.")
             return 2
         } catch let error as CommandFailure {
             terminal.err(visible: "error: \(error.message)")
+            return 1
+        } catch let error as ClientError {
+            terminal.err(visible: "error: \(ClientCommands.sentence(for: error))")
             return 1
         } catch {
             terminal.err(visible: "error: \(error)")

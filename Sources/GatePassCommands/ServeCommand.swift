@@ -3,30 +3,37 @@ import GatePassCore
 import GatePassServer
 
 /// `gatepass serve`: the HTTP API until SIGTERM or SIGINT.
-enum ServeCommand {
-    static let help = HelpText(
-        overview: "Run the Gate Pass HTTP API server (api.md) on SQLite.",
-        usage: "gatepass serve [--config FILE] [--db PATH] [--host H] [--port N] [--dev] [--demo-data]",
-        options: [
-            ("--config FILE", "A JSON configuration file (see Config/server.json); flags override it."),
-            ("--db PATH", "The SQLite database file (default gatepass.db)."),
-            ("--host H", "The IPv4 address to listen on (default 127.0.0.1)."),
-            ("--port N", "The port (default 8080); 0 picks a free one. The first line printed is the URL."),
-            ("--dev", "Development mode: log one-time codes and answer /api/auth/dev-peek-otp."),
-            ("--demo-data", "Seed a demo organization with a user per role and visitors in every status."),
-        ])
+struct ServeCommand: GatePassCommand {
+    static let config = Option<String>("--config", value: "FILE",
+                                       help: "A JSON configuration file (see Config/server.json); flags override it.")
+    static let database = ServerOptions.database("The SQLite database file (default gatepass.db).")
+    static let host = Option<String>("--host", value: "H", help: "The IPv4 address to listen on (default 127.0.0.1).")
+    static let port = Option<Int>("--port", value: "N", in: 0...65_535,
+                                  help: "The port (default 8080); 0 picks a free one. The first line printed is the URL.")
+    static let dev = Flag("--dev", help: "Development mode: log one-time codes and answer /api/auth/dev-peek-otp.")
+    static let demoData = Flag("--demo-data", help: "Seed a demo organization with a user per role and visitors in every status.")
+    static let configuration = CommandConfiguration(
+        name: "gatepass serve", overview: "Run the Gate Pass HTTP API server (api.md) on SQLite.",
+        options: [config, database, host, port, dev, demoData])
 
-    static func run(_ arguments: [String], terminal: any Terminal) throws -> Int32 {
-        var reader = ArgumentReader(arguments)
-        if reader.wantsHelp { terminal.out(help.rendered); return 0 }
-        let configPath = try reader.option("--config")
-        let database = try reader.option("--db")
-        let host = try reader.option("--host")
-        let port = try reader.integerOption("--port", in: 0...65_535)
-        let devMode = reader.flag("--dev")
-        let demoData = reader.flag("--demo-data")
-        try reader.finish()
+    var configPath: String?
+    var database: String?
+    var host: String?
+    var port: Int?
+    var devMode: Bool
+    var demoData: Bool
 
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        configPath = try arguments.value(Self.config)
+        database = try arguments.value(Self.database)
+        host = try arguments.value(Self.host)
+        port = try arguments.value(Self.port)
+        devMode = arguments.has(Self.dev)
+        demoData = arguments.has(Self.demoData)
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let terminal = context.terminal
         var configuration = ServerConfiguration()
         if let configPath {
             do { configuration = try ServerConfiguration.load(path: configPath) } catch { throw CommandFailure(error.message) }
@@ -48,7 +55,7 @@ enum ServeCommand {
         terminal.out("listening on \(server.baseURL)")
         if demoData {
             try DemoData.seed(store: server.store, now: Date(), timeZone: configuration.resolvedTimeZone)
-            printDemoLogins(baseURL: server.baseURL, devMode: devMode, terminal: terminal)
+            Self.printDemoLogins(baseURL: server.baseURL, devMode: devMode, terminal: terminal)
         }
         if !devMode && configuration.otpDeliveryCommand == nil {
             terminal.err("warning: no otpDeliveryCommand is configured, so one-time codes reach nobody; set it in the configuration or run with --dev")

@@ -2,6 +2,7 @@ import CurlHTTP
 import CursesTerminal
 import Foundation
 import GatePassClient
+import GatePassCommands
 import GatePassConsole
 import GatePassCore
 import GatePassServer
@@ -33,44 +34,45 @@ struct ConsoleBenchOptions: Sendable {
     var json = false
 }
 
-func parseConsoleOptions(_ arguments: [String]) throws(UsageError) -> ConsoleBenchOptions {
-    var options = ConsoleBenchOptions()
-    var rest = arguments[...]
-    func integer(_ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
-        guard let text = rest.popFirst() else { throw .bad("\(flag) needs a value") }
-        guard let number = Int(text), range.contains(number) else {
-            throw .bad("\(flag) must be an integer from \(range.lowerBound) to \(range.upperBound), not \(text)")
-        }
-        return number
+/// The console scenario's options, declared once for the parser and `--help`.
+enum ConsoleBenchCommandLine {
+    static let pending = Option<Int>("--pending", value: "N", in: 1...200_000,
+                                     help: "Walk-ins awaiting approval seeded on top of the demo data (default 10000).")
+    static let repeats = Option<Int>("--repeats", value: "N", in: 1...10_000,
+                                     help: "Repeats of the in-process request and paint measurements (default 30).")
+    static let startups = Option<Int>("--startups", value: "N", in: 1...1000, help: "Console starts timed in tmux (default 20).")
+    static let logins = Option<Int>("--logins", value: "N", in: 0...1000,
+                                    help: "End-to-end logins timed in tmux (default 5; 0 skips them).")
+    static let configuration = CommandConfiguration(
+        name: "gatepass-bench console",
+        overview: "Times the console's start, login and first paint, each against an anchor in the same run.",
+        options: [pending, repeats, startups, logins, BenchCommandLine.json],
+        discussion: BenchCommandLine.discussion)
+
+    /// nil for `--help`.
+    static func parse(_ arguments: [String]) throws(UsageError) -> ConsoleBenchOptions? {
+        guard case .parsed(let parsed) = try CommandParser.parse(arguments, for: configuration) else { return nil }
+        var options = ConsoleBenchOptions()
+        options.pending = try parsed.value(pending) ?? options.pending
+        options.repeats = try parsed.value(repeats) ?? options.repeats
+        options.startups = try parsed.value(startups) ?? options.startups
+        options.logins = try parsed.value(logins) ?? options.logins
+        options.json = parsed.has(BenchCommandLine.json)
+        return options
     }
-    while let flag = rest.popFirst() {
-        switch flag {
-        case "--pending": options.pending = try integer(flag, 1...200_000)
-        case "--repeats": options.repeats = try integer(flag, 1...10_000)
-        case "--startups": options.startups = try integer(flag, 1...1000)
-        case "--logins": options.logins = try integer(flag, 0...1000)
-        case "--json": options.json = true
-        case "--help", "-h": throw .help
-        default: throw .bad("unknown option \(flag) for the console scenario")
-        }
-    }
-    return options
 }
 
-/// `gatepass-bench console …`: parses its own options (the other scenarios share `Options`).
+/// `gatepass-bench console …`: its own options (the other scenarios share `Options`).
 func consoleBenchMain(_ arguments: [String]) -> Int32 {
     let options: ConsoleBenchOptions
     do {
-        options = try parseConsoleOptions(arguments)
-    } catch {
-        switch error {
-        case .help:
-            print(usageText)
+        guard let parsed = try ConsoleBenchCommandLine.parse(arguments) else {
+            print(ConsoleBenchCommandLine.configuration.help)
             return 0
-        case .bad(let message):
-            FileHandle.standardError.write(Data(("gatepass-bench: \(message)\n\n" + usageText + "\n").utf8))
-            return 2
         }
+        options = parsed
+    } catch {
+        return BenchCommandLine.report(error)
     }
     do {
         let report = try runConsoleScenario(options)
@@ -253,307 +255,6 @@ func printConsoleReport(_ report: ConsoleBenchReport) {
             """
     }
     print(out, terminator: "")
-}
-
-// MARK: - Running programs without Foundation's Process
-
-/// Runs `arguments` (the first is an absolute path) with `posix_spawn`, standard input and
-/// error on /dev/null, and answers what it printed.
-///
-/// Not `Process`: the first tmux command forks the tmux server, which would inherit the
-/// descriptor Foundation watches for the child's exit (see ConsoleTmuxTests). Every other
-/// descriptor is closed in the child (`posix_spawn_file_actions_addclosefrom_np`).
-func consoleSpawn(_ arguments: [String], capture: Bool = true) throws -> String {
-    var pipeEnds: [Int32] = [-1, -1]
-    if capture {
-        guard pipe(&pipeEnds) == 0 else { throw BenchFailure("pipe failed: errno \(errno)") }
-        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-    }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    if capture {
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-    } else {
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    }
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    if let closeFrom = ConsoleLibc.spawnAddCloseFrom() { _ = closeFrom(&actions, 3) }
-    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-    let envp: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        argv.forEach { free($0) }
-        envp.forEach { free($0) }
-    }
-    var child: pid_t = 0
-    let spawned = posix_spawn(&child, arguments[0], &actions, nil, argv, envp)
-    if capture { close(pipeEnds[1]) }
-    guard spawned == 0 else {
-        if capture { close(pipeEnds[0]) }
-        throw BenchFailure("cannot run \(arguments[0]): posix_spawn answered \(spawned)")
-    }
-    var output: [UInt8] = []
-    if capture {
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
-            if count > 0 { output += buffer[0..<count]; continue }
-            if count < 0 && errno == EINTR { continue }
-            break
-        }
-        close(pipeEnds[0])
-    }
-    var status: Int32 = 0
-    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-    return String(decoding: output, as: UTF8.self)
-}
-
-/// One private tmux server (its own `-L` socket) with one session of a fixed size.
-struct ConsoleTmux {
-    let executable: String
-    let socket = "gatepass-bench-\(UUID().uuidString.prefix(8))"
-    static let session = "gpbench"
-    static let target = "gpbench:0.0"
-    /// The pane's program between measurements: clears the screen and waits.
-    static let idleCommand = #"printf '\033[H\033[2J\033[3J'; exec sleep 600"#
-
-    @discardableResult
-    func run(_ arguments: [String], capture: Bool = true) throws -> String {
-        try consoleSpawn([executable, "-L", socket] + arguments, capture: capture)
-    }
-
-    func start(columns: Int, rows: Int) throws {
-        try run(["new-session", "-d", "-s", Self.session, "-x", String(columns), "-y", String(rows), Self.idleCommand],
-                capture: false)
-        // A program that ends leaves its pane (dead) instead of ending the session.
-        try run(["set-option", "-w", "-t", Self.session, "remain-on-exit", "on"], capture: false)
-    }
-
-    func screen() throws -> String { try run(["capture-pane", "-p", "-t", Self.target]) }
-
-    func respawn(_ command: String) throws { try run(["respawn-pane", "-k", "-t", Self.target, command], capture: false) }
-
-    func keys(_ keys: String...) throws { try run(["send-keys", "-t", Self.target] + keys, capture: false) }
-    func literal(_ text: String) throws { try run(["send-keys", "-t", Self.target, "-l", text], capture: false) }
-
-    /// Polls the pane about every 2 ms until it shows `text`; answers the time it was first
-    /// seen (the end of the poll that saw it) and the screen then, nil after `timeout` seconds.
-    /// Every poll's cost is appended to `pollCosts`.
-    func waitFor(_ text: String, timeout: Double, pollCosts: inout [Double]) throws -> (at: UInt64, screen: String)? {
-        let deadline = monotonicNanoseconds() + UInt64(timeout * 1e9)
-        while true {
-            let started = monotonicNanoseconds()
-            let shown = try screen()
-            let finished = monotonicNanoseconds()
-            pollCosts.append(Double(finished - started) / 1e6)
-            if shown.contains(text) { return (finished, shown) }
-            if finished > deadline { return nil }
-            let next = started + 2_000_000
-            if next > finished { usleep(UInt32((next - finished) / 1000)) }
-        }
-    }
-
-    /// Puts the idle program back and waits until `text` is gone from the pane.
-    func reset(awayFrom text: String) throws {
-        try respawn(Self.idleCommand)
-        try run(["clear-history", "-t", Self.target], capture: false)
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while try screen().contains(text) {
-            guard monotonicNanoseconds() < deadline else { throw BenchFailure("the tmux pane still shows \(text) after a reset") }
-            usleep(2000)
-        }
-    }
-
-    /// Starts `command` in the pane and answers the milliseconds until `text` shows.
-    func timeUntilShown(_ text: String, command: String, pollCosts: inout [Double]) throws -> Double {
-        try reset(awayFrom: text)
-        let start = monotonicNanoseconds()
-        try respawn(command)
-        guard let seen = try waitFor(text, timeout: 20, pollCosts: &pollCosts) else {
-            let shown = (try? screen()) ?? ""
-            throw BenchFailure("the pane never showed \"\(text)\" for: \(command)\nthe pane showed:\n\(shown)")
-        }
-        return Double(seen.at - start) / 1e6
-    }
-
-    /// Ends the tmux server and removes its socket file (tmux leaves it behind).
-    func kill() {
-        _ = try? run(["kill-server"], capture: false)
-        let folder = ProcessInfo.processInfo.environment["TMUX_TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        unlink("\(folder)/tmux-\(getuid())/\(socket)")
-    }
-}
-
-func shellQuoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-
-/// The `gatepass` executable of the same build as this bench.
-func consoleExecutable() throws -> String {
-    let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    let path = URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("gatepass").path
-    guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw BenchFailure("\(path) is missing; build it first: swift build -c release --product gatepass")
-    }
-    return path
-}
-
-func tmuxExecutable() throws -> String {
-    for directory in ["/usr/bin", "/usr/local/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: directory + "/tmux") {
-        return directory + "/tmux"
-    }
-    throw BenchFailure("tmux is not installed; install it (apt-get install tmux) to run the console scenario")
-}
-
-// MARK: - A pseudo-terminal for the real curses driver
-
-/// glibc functions that Swift's Glibc module leaves out (glibc declares them only under
-/// _XOPEN_SOURCE or _GNU_SOURCE), looked up with `dlsym` so they are called as C functions.
-/// The corresponding C functions are `posix_openpt`, `grantpt`, `unlockpt`, `ptsname_r`
-/// and `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34).
-enum ConsoleLibc {
-    private static func symbol<Function>(_ name: String, as type: Function.Type) -> Function? {
-        guard let program = dlopen(nil, RTLD_NOW), let address = dlsym(program, name) else { return nil }
-        return unsafeBitCast(address, to: type)
-    }
-    static func posixOpenpt() -> (@convention(c) (Int32) -> Int32)? { symbol("posix_openpt", as: (@convention(c) (Int32) -> Int32).self) }
-    static func grantpt() -> (@convention(c) (Int32) -> Int32)? { symbol("grantpt", as: (@convention(c) (Int32) -> Int32).self) }
-    static func unlockpt() -> (@convention(c) (Int32) -> Int32)? { symbol("unlockpt", as: (@convention(c) (Int32) -> Int32).self) }
-    static func ptsnameR() -> (@convention(c) (Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32)? {
-        symbol("ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32).self)
-    }
-    static func spawnAddCloseFrom() -> (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32)? {
-        symbol("posix_spawn_file_actions_addclosefrom_np",
-               as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32).self)
-    }
-}
-
-/// The master side of a pty and a thread that reads everything written to it, like a
-/// terminal emulator would, so curses never blocks on a full buffer.
-final class ConsolePseudoTerminal: Sendable {
-    let master: Int32
-    let slavePath: String
-    private let slave: Int32
-    /// Bytes read from the master so far.
-    let bytesRead = Atomic<Int>(0)
-    private let drainFinished = Atomic<Bool>(false)
-
-    /// Opens a pty whose slave reports `columns` x `rows` (`TIOCSWINSZ`).
-    init(columns: Int, rows: Int) throws {
-        guard let openMaster = ConsoleLibc.posixOpenpt(), let grant = ConsoleLibc.grantpt(),
-              let unlock = ConsoleLibc.unlockpt(), let slaveName = ConsoleLibc.ptsnameR()
-        else { throw BenchFailure("this C library lacks posix_openpt, grantpt, unlockpt or ptsname_r") }
-        let master = openMaster(O_RDWR | O_NOCTTY)
-        guard master >= 0, grant(master) == 0, unlock(master) == 0 else {
-            throw BenchFailure("cannot open a pseudo-terminal (posix_openpt): errno \(errno)")
-        }
-        var name = [CChar](repeating: 0, count: 128)
-        guard slaveName(master, &name, name.count) == 0 else {
-            Glibc.close(master)
-            throw BenchFailure("ptsname_r failed: errno \(errno)")
-        }
-        self.master = master
-        slavePath = String(cString: name)
-        // Held open until `close()`: with no slave descriptor open, reading the master fails
-        // at once (EIO) and the drain would stop before curses starts.
-        slave = open(slavePath, O_RDWR | O_NOCTTY)
-        guard slave >= 0 else { throw BenchFailure("cannot open \(slavePath): errno \(errno)") }
-        var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
-        guard ioctl(slave, UInt(TIOCSWINSZ), &size) == 0 else { throw BenchFailure("TIOCSWINSZ failed: errno \(errno)") }
-    }
-
-    func startDraining() {
-        let thread = Thread { [self] in
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
-                if count > 0 { bytesRead.add(count, ordering: .relaxed); continue }
-                if count < 0 && errno == EINTR { continue }
-                break  // EIO: every slave descriptor is closed
-            }
-            drainFinished.store(true, ordering: .releasing)
-        }
-        thread.start()
-    }
-
-    /// The byte count once nothing more arrived for 10 ms (what one frame wrote is the difference).
-    func settledByteCount() -> Int {
-        var last = bytesRead.load(ordering: .relaxed)
-        while true {
-            usleep(10_000)
-            let now = bytesRead.load(ordering: .relaxed)
-            if now == last { return now }
-            last = now
-        }
-    }
-
-    /// Closes the slave, waits for the drain thread to see the end, and closes the master.
-    func close() {
-        Glibc.close(slave)
-        let deadline = monotonicNanoseconds() + 2_000_000_000
-        while !drainFinished.load(ordering: .acquiring) && monotonicNanoseconds() < deadline { usleep(1000) }
-        Glibc.close(master)
-    }
-}
-
-/// Runs `body` with a real `CursesTerminal` on `pty`.
-///
-/// `CursesTerminal.open` paints on the process's standard input and output (`newterm` on
-/// `stdout`/`stdin`) and refuses when they are not terminals; rather than change the driver,
-/// the bench points descriptors 0 and 1 at the pty's slave for the duration and puts them
-/// back after. Nothing else in the bench reads stdin or prints to stdout meanwhile (progress
-/// goes to stderr).
-func withCursesOnPseudoTerminal<T>(_ pty: ConsolePseudoTerminal, terminalType: String,
-                                   _ body: (CursesTerminal) throws -> T) throws -> T {
-    fflush(nil)
-    let slave = open(pty.slavePath, O_RDWR | O_NOCTTY)
-    guard slave >= 0 else { throw BenchFailure("cannot open \(pty.slavePath): errno \(errno)") }
-    let savedInput = dup(0)
-    let savedOutput = dup(1)
-    dup2(slave, 0)
-    dup2(slave, 1)
-    defer {
-        fflush(nil)
-        dup2(savedInput, 0)
-        dup2(savedOutput, 1)
-        close(savedInput)
-        close(savedOutput)
-        close(slave)
-    }
-    let terminal: CursesTerminal
-    do {
-        terminal = try CursesTerminal.open(environment: ["TERM": terminalType])
-    } catch {
-        throw BenchFailure("the curses driver did not open on \(pty.slavePath) with TERM=\(terminalType): \(error)")
-    }
-    defer { terminal.close() }
-    return try body(terminal)
-}
-
-// MARK: - Services that answer with a response already in hand
-
-/// The console's services, except that the approvals are the response already received:
-/// what the screen does *after* the answer is what gets timed.
-final class ConsolePrefetchedServices: ConsoleServices {
-    let base: ClientCoreServices
-    let approvals: ConsoleRead<[Visitor]>
-
-    init(base: ClientCoreServices, approvals: ConsoleRead<[Visitor]>) {
-        self.base = base
-        self.approvals = approvals
-    }
-
-    func currentUser() -> ConsoleUser? { base.currentUser() }
-    func serverURL() -> String { base.serverURL() }
-    func setServerURL(_ url: String) throws(ConsoleError) { try base.setServerURL(url) }
-    func sendCode(server: String, email: String) throws(ConsoleError) { try base.sendCode(server: server, email: email) }
-    func logIn(server: String, email: String, code: String, allowPurge: Bool) throws(ConsoleError) -> ConsoleUser {
-        try base.logIn(server: server, email: email, code: code, allowPurge: allowPurge)
-    }
-    func pendingApprovals() throws(ConsoleError) -> ConsoleRead<[Visitor]> { approvals }
-    func visitorDetail(id: String) throws(ConsoleError) -> ConsoleRead<VisitorDetail> { try base.visitorDetail(id: id) }
-    func decide(_ decision: ApprovalDecision, visitorId: String, note: String?) -> DecisionOutcome {
-        base.decide(decision, visitorId: visitorId, note: note)
-    }
 }
 
 // MARK: - The scenario

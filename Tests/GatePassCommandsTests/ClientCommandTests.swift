@@ -95,6 +95,28 @@ import Testing
         }
     }
 
+    /// `-h` after `--note` is the note, not a request for help: the visitor is approved with
+    /// the note "-h" (it used to print the help and exit 0 without approving).
+    @Test func aNoteThatLooksLikeAnOptionIsTheNote() throws {
+        try withSetup { setup in
+            _ = try LoopbackHTTPClient(port: setup.server.port).send("POST", "/api/auth/send-otp",
+                                                                     json: ["email": "approver@demo.gatepass"])
+            let login = setup.gatepass("login", "--server", setup.url, "--email", "approver@demo.gatepass",
+                                       "--otp", try setup.code("approver@demo.gatepass"))
+            #expect(login.status == 0, "\(login.err)")
+            let approvals = setup.gatepass("approvals", "--json")
+            let page = try JSONSerialization.jsonObject(with: Data(approvals.out.utf8)) as? [String: Any]
+            let id = try #require((page?["items"] as? [[String: Any]])?.first?["id"] as? String)
+
+            let approve = setup.gatepass("approve", id, "--note", "-h", "--json")
+            #expect(approve.status == 0, "\(approve.err)")
+            #expect(!approve.out.contains("OVERVIEW"))
+            let visitor = try JSONSerialization.jsonObject(with: Data(approve.out.utf8)) as? [String: Any]
+            #expect(visitor?["status"] as? String == "APPROVED")
+            #expect(visitor?["decisionNote"] as? String == "-h")
+        }
+    }
+
     @Test func mutationsQueueWhileTheServerIsDownAndTheOutboxCommandsShowThem() throws {
         try withSetup { setup in
             _ = try LoopbackHTTPClient(port: setup.server.port).send("POST", "/api/auth/send-otp",

@@ -1,0 +1,15 @@
+/// The server and state a client command works with: `--server URL`, and the state folder
+/// (`$GATEPASS_STATE_DIR`) every client command keeps its session and outbox in.
+enum ServerOptions {
+    /// `--server URL`; `meaning` says what the command does with it and what the default is.
+    static func server(_ meaning: String) -> Option<String> {
+        Option("--server", value: "URL", help: meaning)
+    }
+
+    /// `--db PATH`: the server's SQLite file, for the commands that work on it directly.
+    static func database(_ meaning: String, required: Bool = false) -> Option<String> {
+        Option("--db", value: "PATH", required: required, help: meaning)
+    }
+
+    static let stateNote = "State lives in $GATEPASS_STATE_DIR (default $XDG_STATE_HOME/gatepass or ~/.local/state/gatepass)."
+}

@@ -1,0 +1,262 @@
+import Foundation
+import GatePassClient
+import GatePassCore
+
+// MARK: - Reads
+
+struct ApprovalsCommand: GatePassCommand {
+    static let configuration = CommandConfiguration(
+        name: "gatepass approvals",
+        overview: "List visitors awaiting approval, newest request first (from the cache when offline).",
+        options: [OutputOptions.json])
+
+    var json: Bool
+    init(parsing arguments: ParsedArguments) { json = arguments.has(OutputOptions.json) }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let read = try context.core().approvals()
+        ClientCommands.noteIfCached(read, context)
+        ClientCommands.printVisitors(read.value, asJSON: json, whenEmpty: "no visitors are waiting for approval", context)
+        return 0
+    }
+}
+
+struct LookupCommand: GatePassCommand {
+    static let query = Argument<String>("QUERY", help: "A short id, or part of a name, phone number or email.")
+    static let configuration = CommandConfiguration(
+        name: "gatepass lookup", overview: "Find visitors by short id, name, phone or email (at most 20).",
+        arguments: [query.spec], options: [OutputOptions.json])
+
+    var query: String
+    var json: Bool
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        query = try arguments.required(Self.query)
+        json = arguments.has(OutputOptions.json)
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        ClientCommands.printVisitors(try context.core().lookup(query), asJSON: json,
+                                     whenEmpty: "no visitor matches \(query)", context)
+        return 0
+    }
+}
+
+struct StatsCommand: GatePassCommand {
+    static let configuration = CommandConfiguration(
+        name: "gatepass stats",
+        overview: "Today's counters: checked in, checked out, awaiting approval, expected, on site.",
+        options: [OutputOptions.json])
+
+    var json: Bool
+    init(parsing arguments: ParsedArguments) { json = arguments.has(OutputOptions.json) }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let read = try context.core().stats()
+        ClientCommands.noteIfCached(read, context)
+        if json {
+            context.terminal.out(ClientCommands.json(read.value))
+        } else {
+            let stats = read.value
+            context.terminal.out("checked in today: \(stats.checkedInToday)\nchecked out today: \(stats.checkedOutToday)\nawaiting approval: \(stats.awaitingApproval)\nexpected today: \(stats.expectedToday)\non site: \(stats.onSite)")
+        }
+        return 0
+    }
+}
+
+struct HistoryCommand: GatePassCommand {
+    static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many scans (default 50, at most 500).")
+    static let result = Option<ScanResult>("--result", value: "R", help: "Only scans with this result, e.g. CHECKED_IN.") {
+        (text: String) throws(UsageError) in
+        guard let parsed = ScanResult(rawValue: text.uppercased()) else {
+            throw UsageError("--result must be one of \(ScanResult.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return parsed
+    }
+    static let from = time("--from", help: "Only scans at or after this RFC 3339 time.")
+    static let to = time("--to", help: "Only scans at or before this RFC 3339 time.")
+    static let csv = Flag("--csv", help: "Print the CSV export (OWNER/ADMIN).")
+    static let configuration = CommandConfiguration(
+        name: "gatepass history",
+        overview: "The scan history, newest first (OWNER/ADMIN: the organization; scanners: theirs).",
+        usage: "gatepass history [--limit N] [--result R] [--from TIME] [--to TIME] [--csv | --json]",
+        options: [limit, result, from, to, csv, OutputOptions.json])
+
+    static func time(_ name: String, help: String) -> Option<Date> {
+        Option(name, value: "TIME", help: help) { (text: String) throws(UsageError) in
+            guard let date = Timestamp.parse(text) else { throw UsageError("\(name) must be an RFC 3339 time like 2026-11-29T16:08:43Z") }
+            return date
+        }
+    }
+
+    var limit: Int
+    var filter = APIClient.HistoryFilter()
+    var csv: Bool
+    var json: Bool
+
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        limit = try arguments.value(Self.limit) ?? 50
+        filter.result = try arguments.value(Self.result)
+        filter.from = try arguments.value(Self.from)
+        filter.to = try arguments.value(Self.to)
+        csv = arguments.has(Self.csv)
+        json = arguments.has(OutputOptions.json)
+    }
+
+    func validate() throws(UsageError) {
+        guard !(csv && json) else { throw UsageError("choose one of --csv and --json") }
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let core = try context.core()
+        if csv {
+            context.terminal.out(try core.historyCSV(filter: filter), terminator: "")
+            return 0
+        }
+        let read = try core.history(limit: limit, filter: filter)
+        ClientCommands.noteIfCached(read, context)
+        if json {
+            context.terminal.out(ClientCommands.json(read.value))
+        } else if read.value.items.isEmpty {
+            context.terminal.out("no scans")
+        } else {
+            for scan in read.value.items {
+                context.terminal.out(visible: "\(scan.scannedAt)  \(scan.result.rawValue)  \(scan.shortId ?? "-")  \(scan.offline ? "offline " : "")raw \(scan.raw)")
+            }
+        }
+        return 0
+    }
+}
+
+// MARK: - Mutations
+
+/// What tells `approve` from `reject`: everything else about the two commands is the same.
+protocol DecisionKind {
+    static var decision: ApprovalDecision { get }
+    static var verb: String { get }
+    static var overview: String { get }
+}
+
+enum Approval: DecisionKind {
+    static let decision = ApprovalDecision.approve
+    static let verb = "approve"
+    static let overview = "Approve a visitor awaiting approval. Queued when the server is unreachable."
+}
+
+enum Rejection: DecisionKind {
+    static let decision = ApprovalDecision.reject
+    static let verb = "reject"
+    static let overview = "Reject a visitor awaiting approval. Queued when the server is unreachable."
+}
+
+typealias ApproveCommand = DecisionCommand<Approval>
+typealias RejectCommand = DecisionCommand<Rejection>
+
+/// `approve` and `reject`: the same arguments, one decision each.
+struct DecisionCommand<Kind: DecisionKind>: GatePassCommand {
+    static var id: Argument<String> { Argument("ID", help: "The visitor's id or short id.") }
+    static var note: Option<String> { Option("--note", value: "TEXT", help: "A note kept with the decision.") }
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "gatepass \(Kind.verb)", overview: Kind.overview, arguments: [id.spec],
+                             options: [note, OutputOptions.json])
+    }
+
+    var id: String
+    var note: String?
+    var json: Bool
+
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        id = try arguments.required(Self.id)
+        note = try arguments.value(Self.note)
+        json = arguments.has(OutputOptions.json)
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let outcome = try context.core().decide(Kind.decision, visitorId: id, note: note)
+        return try ClientCommands.report(outcome, as: Visitor.self, asJSON: json, context) {
+            "\($0.status.rawValue)  \($0.name) (\($0.shortId))"
+        }
+    }
+}
+
+struct CheckInCommand: GatePassCommand {
+    static let code = Argument<String>("CODE", help: "The pass's short id, or the raw text of its QR code.") {
+        (code: String) throws(UsageError) in
+        guard code.utf8.count <= QRPayload.maximumRawBytes else {
+            throw UsageError("CODE is \(code.utf8.count) bytes; a pass holds at most \(QRPayload.maximumRawBytes)")
+        }
+        return code
+    }
+    static let confirmApproval = Flag("--confirm-approval", help: "Request approval when the pass needs it.")
+    static let configuration = CommandConfiguration(
+        name: "gatepass checkin",
+        overview: "Check a pass in by short id or raw QR text. Queued when the server is unreachable.",
+        arguments: [code.spec], options: [confirmApproval, OutputOptions.json])
+
+    var code: String
+    var confirm: Bool
+    var json: Bool
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        code = try arguments.required(Self.code)
+        confirm = arguments.has(Self.confirmApproval)
+        json = arguments.has(OutputOptions.json)
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let outcome = try context.core().checkIn(code: code, confirmApprovalRequest: confirm)
+        return try ClientCommands.report(outcome, as: CheckInAnswer.self, asJSON: json, context) { answer in
+            var line = "\(answer.result.rawValue)  \(answer.visitor.name) (\(answer.visitor.shortId))"
+            if answer.result == .approvalRequired { line += ": run again with --confirm-approval to ask an approver" }
+            return line
+        }
+    }
+}
+
+struct CheckOutCommand: GatePassCommand {
+    static let code = Argument<String>("CODE", help: "The visitor's short id, or the raw text of their pass's QR code.")
+    static let configuration = CommandConfiguration(
+        name: "gatepass checkout",
+        overview: "Check a visitor out by short id or raw QR text. Queued when the server is unreachable.",
+        arguments: [code.spec], options: [OutputOptions.json])
+
+    var code: String
+    var json: Bool
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        code = try arguments.required(Self.code)
+        json = arguments.has(OutputOptions.json)
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let outcome = try context.core().checkOut(code: code)
+        return try ClientCommands.report(outcome, as: CheckOutAnswer.self, asJSON: json, context) {
+            "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId))"
+        }
+    }
+}
+
+struct WalkInCommand: GatePassCommand {
+    static let name = Option<String>("--name", value: "N", required: true, help: "The visitor's full name.")
+    static let phone = Option<String>("--phone", value: "P", help: "Phone number.")
+    static let email = Option<String>("--email", value: "E", help: "Email.")
+    static let company = Option<String>("--company", value: "C", help: "Company.")
+    static let purpose = Option<String>("--purpose", value: "P", help: "Purpose of the visit.")
+    static let host = Option<String>("--host", value: "H", help: "Whom they visit.")
+    static let configuration = CommandConfiguration(
+        name: "gatepass walk-in", overview: "Register a visitor who arrived without a pass; they wait for approval.",
+        options: [name, phone, email, company, purpose, host, OutputOptions.json])
+
+    var walkIn: ClientCore.WalkIn
+    var json: Bool
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        walkIn = ClientCore.WalkIn(name: try arguments.required(Self.name), phone: try arguments.value(Self.phone),
+                                   email: try arguments.value(Self.email), company: try arguments.value(Self.company),
+                                   purpose: try arguments.value(Self.purpose), hostName: try arguments.value(Self.host))
+        json = arguments.has(OutputOptions.json)
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let outcome = try context.core().walkIn(walkIn)
+        return try ClientCommands.report(outcome, as: WalkInAnswer.self, asJSON: json, context) {
+            "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId)): an approver decides"
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import GatePassCore
+import GatePassServer
+import HTTPServer
+import LoopbackHTTP
+import Synchronization
+
+func format(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+
+func printTable(_ report: Report) {
+    func row(_ label: String, _ m: Measurement, ratio: String, goal: String) -> String {
+        label.padding(toLength: 36, withPad: " ", startingAt: 0)
+            + format(m.requestsPerSecond, 0).leftPadded(9)
+            + format(m.p50Milliseconds, 2).leftPadded(9)
+            + format(m.p99Milliseconds, 2).leftPadded(9)
+            + String(m.errors).leftPadded(8)
+            + format(m.processCPUPercent, 0).leftPadded(6)
+            + format(m.contextSwitchesPerRequest, 1).leftPadded(7)
+            + ratio.leftPadded(8) + "  " + goal
+    }
+    var out = """
+        gatepass-bench server: \(report.cores) cores, \(report.connections) keep-alive connections (one thread each), \
+        \(report.serverThreads) server threads, \(format(report.seconds, 1)) s per scenario after \(format(report.warmupSeconds, 1)) s warm-up
+        SQLite synchronous = \(report.sqliteSynchronous); \(report.visitors) visitors seeded through POST /api/visitors in \
+        \(format(report.seedSeconds, 1)) s (\(format(Double(report.visitors) / report.seedSeconds, 0))/s)
+        all traffic on 127.0.0.1; load generator and servers share the same cores
+        (cpu% and csw/rq = CPU and context switches of the whole process: 100% = one core)
+
+        """
+    out += "scenario".padding(toLength: 36, withPad: " ", startingAt: 0)
+        + "req/s".leftPadded(9) + "p50 ms".leftPadded(9) + "p99 ms".leftPadded(9) + "errors".leftPadded(8)
+        + "cpu%".leftPadded(6) + "csw/rq".leftPadded(7) + "ratio".leftPadded(8) + "  goal\n"
+    out += row("ceiling GET / (before)", report.ceilingBefore, ratio: "", goal: "") + "\n"
+    out += row("ceiling GET / (after)", report.ceilingAfter, ratio: "", goal: "") + "\n"
+    out += "ceiling (mean of both)".padding(toLength: 36, withPad: " ", startingAt: 0)
+        + format(report.ceilingRequestsPerSecond, 0).leftPadded(9) + "\n"
+    out += row("GET /api/visitor-scanner/stats", report.stats, ratio: format(report.statsRatio, 3),
+               goal: ">= \(report.statsGoal): " + (report.statsGoalMet ? "met" : "NOT met")) + "\n"
+    let checkinGoal: String = switch report.checkinGoalMet {
+    case .some(true): "met"
+    case .some(false): "NOT met"
+    case .none: "applies to synchronous=FULL"
+    }
+    out += row("POST /api/visitor-scanner/checkin", report.checkin, ratio: format(report.checkinRatio, 3),
+               goal: ">= \(report.checkinGoal) with FULL: " + checkinGoal) + "\n\n"
+    if let c = report.checkinCommits {
+        out += "checkin: \(c.jobs) write jobs in \(c.commits) group commits (\(format(c.jobsPerCommit, 1)) jobs per commit/fsync), "
+            + "warm-up included; \(report.visitorsAtCheckin) visitors in the store"
+            + (c.storageBytesPerCommit.map { "; \(format($0 / 1024, 1)) KiB sent to storage per commit" } ?? "") + "\n"
+    } else {
+        out += "checkin: group-commit counters not reachable\n"
+    }
+    if let c = report.seedCommits {
+        out += "seeding: \(c.jobs) write jobs in \(c.commits) group commits (\(format(c.jobsPerCommit, 1)) jobs per commit)\n"
+    }
+    for m in [report.ceilingBefore, report.ceilingAfter, report.stats, report.checkin] {
+        if let error = m.firstError { out += "\(m.name): first error: \(error)\n" }
+        if m.endedEarly { out += "\(m.name): ended early (pool of passes ran out) after \(format(m.seconds, 2)) s\n" }
+    }
+    print(out, terminator: "")
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? " " + self : String(repeating: " ", count: width - count) + self
+    }
+}
+
+// MARK: - The server scenario
+
+func runServerScenario(_ options: Options) throws -> Report {
+    let cores = ProcessInfo.processInfo.activeProcessorCount
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("gatepass-bench-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+
+    // (a) The ceiling.
+    // The load comes from one address: both servers' per-address caps let all of it in.
+    let ceiling = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0, threads: options.threads,
+                                                  maxConnectionsPerIP: options.connections + 64),
+                             responder: FixedResponder())
+    let ceilingPort = try ceiling.start()
+    defer { ceiling.stop(grace: .seconds(2)) }
+
+    // (b) The real server.
+    var configuration = ServerConfiguration()
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    configuration.database = directory + "/gatepass.db"
+    configuration.threads = options.threads
+    configuration.sqliteSynchronous = options.synchronous
+    configuration.maxConnectionsPerIP = options.connections + 64
+    let server = try GatePassServer(configuration: configuration, devMode: true, logSink: DevNullLog())
+    defer { server.stop(grace: .seconds(5)) }
+    let port = server.port
+    progress("ceiling on 127.0.0.1:\(ceilingPort), Gate Pass server on 127.0.0.1:\(port), database \(configuration.database), synchronous=\(options.synchronous)")
+
+    let ownerEmail = "owner@bench.gatepass"
+    _ = try Administration.addUser(store: server.store, email: ownerEmail, name: "Bench Owner", role: .owner,
+                                   organization: "Bench Site", canScan: true, now: Date())
+    let ownerToken = try login(email: ownerEmail, port: port)
+    let scanner = try scannerToken(loginToken: ownerToken, port: port)
+
+    let seedConnections = min(options.connections, 32)
+    let beforeSeed = WriteCounters(server.store)
+    let seedStart = monotonicNanoseconds()
+    let seeded = try seedVisitors(count: options.visitors, startingAt: 1, port: port, token: ownerToken,
+                                  connections: seedConnections)
+    let seedSeconds = Double(monotonicNanoseconds() - seedStart) / 1e9
+    let seedCommits = WriteCounters(server.store).counts(since: beforeSeed)
+    progress("seeded \(seeded.count) visitors in \(format(seedSeconds, 2)) s with \(seedConnections) concurrent clients")
+
+    // Sanity: the stats see every seeded visitor as expected today.
+    let check = try LoopbackHTTPClient(host: "127.0.0.1", port: port).get("/api/visitor-scanner/stats", token: scanner)
+    guard check.status == 200, let expected = check.json?["expectedToday"] as? Int else {
+        throw BenchFailure("GET /api/visitor-scanner/stats answered \(check.status): \(check.text)")
+    }
+    if expected != options.visitors {
+        progress("warning: stats report expectedToday=\(expected), seeded \(options.visitors)")
+    }
+
+    let run = { (name: String, route: String, port: UInt16, work: @escaping Work) throws -> Measurement in
+        progress("running \(name) for \(format(options.warmup, 1)) + \(format(options.seconds, 1)) s with \(options.connections) connections")
+        let m = try drive(name, route: route, port: port, connections: options.connections, warmup: options.warmup,
+                          seconds: options.seconds, work: work)
+        progress("\(name): \(format(m.requestsPerSecond, 0)) req/s, p50 \(format(m.p50Milliseconds, 2)) ms, p99 \(format(m.p99Milliseconds, 2)) ms, \(m.errors) errors")
+        return m
+    }
+
+    // The ceiling's fixed route.
+    let ceilingWork: Work = { client in
+        do {
+            let response = try client.send("GET", "/")
+            return response.status == 200 ? .ok : .failed("ceiling answered \(response.status)")
+        } catch {
+            return .failed("\(error)")
+        }
+    }
+    let ceilingBefore = try run("ceiling-before", "GET / (fixed JSON)", ceilingPort, ceilingWork)
+
+    // GET stats with the scanner token.
+    let scannerHeaders = ["Authorization": "Bearer \(scanner)"]
+    let stats = try run("stats", "GET /api/visitor-scanner/stats", port) { client in
+        do {
+            let response = try client.send("GET", "/api/visitor-scanner/stats", headers: scannerHeaders)
+            return response.status == 200 ? .ok : .failed("stats answered \(response.status): \(response.text)")
+        } catch {
+            return .failed("\(error)")
+        }
+    }
+
+    // POST checkin: each request admits a different EXPECTED pass.
+    let checkinHeaders = ["Authorization": "Bearer \(scanner)", "Content-Type": "application/json"]
+    let admitted = Array(#""result":"CHECKED_IN""#.utf8)
+    func checkinWork(_ pool: PassPool) -> Work {
+        { client in
+            guard let shortId = pool.take() else { return .exhausted }
+            do {
+                let response = try client.send("POST", "/api/visitor-scanner/checkin", headers: checkinHeaders,
+                                               body: Array(#"{"shortId":"\#(shortId)"}"#.utf8))
+                guard response.status == 200 else { return .failed("checkin answered \(response.status): \(response.text)") }
+                guard contains(response.body, admitted) else { return .failed("checkin did not admit: \(response.text)") }
+                return .ok
+            } catch {
+                return .failed("\(error)")
+            }
+        }
+    }
+    // A short probe estimates the check-in rate, so the pool can be topped up beforehand
+    // with enough fresh passes that no request of the measured run repeats one.
+    var pool = PassPool(seeded.shuffled())
+    let probeSeconds = min(1.0, options.seconds)
+    let probe = try drive("checkin-probe", route: "POST /api/visitor-scanner/checkin", port: port,
+                          connections: options.connections, warmup: 0, seconds: probeSeconds, work: checkinWork(pool))
+    progress("checkin probe: \(format(probe.requestsPerSecond, 0)) req/s over \(format(probe.seconds, 2)) s, \(pool.used) passes used, \(probe.errors) errors")
+    if probe.errors > 0 { progress("checkin probe error: \(probe.firstError ?? "?")") }
+    let estimate = max(probe.requestsPerSecond, Double(pool.used) / max(probe.seconds, 0.1))
+    let needed = Int(estimate * (options.warmup + options.seconds) * 1.6) + 4 * options.connections
+    var remaining = pool.remaining
+    var visitorsAtCheckin = options.visitors
+    if remaining.count < needed {
+        let extra = needed - remaining.count
+        progress("topping up the pool with \(extra) more visitors (\(remaining.count) unused left, about \(needed) needed)")
+        remaining += try seedVisitors(count: extra, startingAt: options.visitors + 1, port: port, token: ownerToken,
+                                      connections: seedConnections)
+        visitorsAtCheckin += extra
+    }
+    pool = PassPool(remaining.shuffled())
+    let beforeCheckin = WriteCounters(server.store)
+    let checkin = try run("checkin", "POST /api/visitor-scanner/checkin", port, checkinWork(pool))
+    let checkinCommits = WriteCounters(server.store).counts(since: beforeCheckin)
+
+    let ceilingAfter = try run("ceiling-after", "GET / (fixed JSON)", ceilingPort, ceilingWork)
+    let ceilingRate = (ceilingBefore.requestsPerSecond + ceilingAfter.requestsPerSecond) / 2
+    let statsRatio = stats.requestsPerSecond / ceilingRate
+    let checkinRatio = checkin.requestsPerSecond / ceilingRate
+    let statsGoal = 0.5
+    let checkinGoal = 0.1
+    return Report(
+        cores: cores, connections: options.connections, serverThreads: options.threads, seconds: options.seconds,
+        warmupSeconds: options.warmup, sqliteSynchronous: options.synchronous, visitors: options.visitors,
+        seedSeconds: seedSeconds, seedCommits: seedCommits, visitorsAtCheckin: visitorsAtCheckin,
+        ceilingBefore: ceilingBefore, ceilingAfter: ceilingAfter, ceilingRequestsPerSecond: ceilingRate,
+        stats: stats, checkin: checkin, statsRatio: statsRatio, checkinRatio: checkinRatio,
+        checkinCommits: checkinCommits, statsGoal: statsGoal, checkinGoal: checkinGoal,
+        statsGoalMet: statsRatio >= statsGoal && stats.errors == 0,
+        checkinGoalMet: options.synchronous == "FULL" ? (checkinRatio >= checkinGoal && checkin.errors == 0) : nil)
+}
+

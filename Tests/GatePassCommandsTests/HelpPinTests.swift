@@ -1,0 +1,325 @@
+import Testing
+@testable import GatePassCommands
+
+/// The whole `--help` of every command, pinned: the declarations render it, so a change to an
+/// option's name, value, sentence or order shows here.
+@Suite struct HelpPinTests {
+    static let cases: [([String], String)] = [
+        (["demo"], #"""
+            OVERVIEW: Try Gate Pass in one command: starts a development server on loopback with a demo organization (a user per role, visitors in every status, a new walk-in waiting for approval every 30 s), writes demo passes as PNG files, and opens the console against it with the demo logins listed and the one-time code filled in. Quitting the console stops everything.
+
+            USAGE: gatepass demo [--dir DIR] [--port N] [--arrivals SECONDS]
+
+            OPTIONS:
+              --dir DIR           Keep the demo's database, passes, server log and console state in DIR (kept after quitting; a second run goes on with the same data). Default: a private temporary folder, removed when the console quits.
+              --port N            The server's port (default 0: a free one).
+              --arrivals SECONDS  How often a new walk-in arrives and waits for approval (default 30; 0 for none).
+              -h, --help          Show help information.
+
+            """#),
+        (["user", "add"], #"""
+            OVERVIEW: Add a user to a Gate Pass database file, creating its organization if needed.
+
+            USAGE: gatepass user add --db PATH --email E --name N --role OWNER|ADMIN|APPROVER|PLATFORM_ADMIN [--organization NAME] [--can-scan]
+
+            OPTIONS:
+              --db PATH            The SQLite database file (created if missing).
+              --email E            The user's email; they log in with a code sent to it.
+              --name N             The user's full name.
+              --role R             OWNER, ADMIN, APPROVER or PLATFORM_ADMIN.
+              --organization NAME  The organization (default: "Default"); created with a "Main gate" checkpoint if new.
+              --can-scan           Let an APPROVER obtain scanner tokens (owners and admins always can).
+              -h, --help           Show help information.
+
+            """#),
+        (["checkpoint", "add"], #"""
+            OVERVIEW: Add a checkpoint (a gate) to an organization in a Gate Pass database file.
+
+            USAGE: gatepass checkpoint add --db PATH --organization NAME --name N
+
+            OPTIONS:
+              --db PATH            The SQLite database file.
+              --organization NAME  The organization's name.
+              --name N             The checkpoint's name, unique in its organization.
+              -h, --help           Show help information.
+
+            """#),
+        (["login"], #"""
+            OVERVIEW: Log in with a one-time code sent to your email. Without --otp, sends the code and asks for it. State lives in $GATEPASS_STATE_DIR (default $XDG_STATE_HOME/gatepass or ~/.local/state/gatepass).
+
+            USAGE: gatepass login [--server URL] --email E [--otp CODE] [--force] [--ca-file FILE] [--json]
+
+            OPTIONS:
+              --server URL    The Gate Pass server (default $GATEPASS_SERVER, else the last one used).
+              --email E       Your email.
+              --otp CODE      Verify a code already sent instead of sending one.
+              --force         Log in even if another user's queued entries would be deleted.
+              --ca-file FILE  Trust the CA certificates in this PEM file (kept for later commands).
+              --json          Print the server's JSON answer instead of text.
+              -h, --help      Show help information.
+
+            """#),
+        (["logout"], #"""
+            OVERVIEW: Unregister this device's push token, then end the session. Queued entries stay.
+
+            USAGE: gatepass logout
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            """#),
+        (["whoami"], #"""
+            OVERVIEW: Show who is logged in, on which server, and the device token.
+
+            USAGE: gatepass whoami [--json]
+
+            OPTIONS:
+              --json      Print the server's JSON answer instead of text.
+              -h, --help  Show help information.
+
+            """#),
+        (["approvals"], #"""
+            OVERVIEW: List visitors awaiting approval, newest request first (from the cache when offline).
+
+            USAGE: gatepass approvals [--json]
+
+            OPTIONS:
+              --json      Print the server's JSON answer instead of text.
+              -h, --help  Show help information.
+
+            """#),
+        (["approve"], #"""
+            OVERVIEW: Approve a visitor awaiting approval. Queued when the server is unreachable.
+
+            USAGE: gatepass approve ID [--note TEXT] [--json]
+
+            ARGUMENTS:
+              ID  The visitor's id or short id.
+
+            OPTIONS:
+              --note TEXT  A note kept with the decision.
+              --json       Print the server's JSON answer instead of text.
+              -h, --help   Show help information.
+
+            """#),
+        (["reject"], #"""
+            OVERVIEW: Reject a visitor awaiting approval. Queued when the server is unreachable.
+
+            USAGE: gatepass reject ID [--note TEXT] [--json]
+
+            ARGUMENTS:
+              ID  The visitor's id or short id.
+
+            OPTIONS:
+              --note TEXT  A note kept with the decision.
+              --json       Print the server's JSON answer instead of text.
+              -h, --help   Show help information.
+
+            """#),
+        (["checkin"], #"""
+            OVERVIEW: Check a pass in by short id or raw QR text. Queued when the server is unreachable.
+
+            USAGE: gatepass checkin CODE [--confirm-approval] [--json]
+
+            ARGUMENTS:
+              CODE  The pass's short id, or the raw text of its QR code.
+
+            OPTIONS:
+              --confirm-approval  Request approval when the pass needs it.
+              --json              Print the server's JSON answer instead of text.
+              -h, --help          Show help information.
+
+            """#),
+        (["checkout"], #"""
+            OVERVIEW: Check a visitor out by short id or raw QR text. Queued when the server is unreachable.
+
+            USAGE: gatepass checkout CODE [--json]
+
+            ARGUMENTS:
+              CODE  The visitor's short id, or the raw text of their pass's QR code.
+
+            OPTIONS:
+              --json      Print the server's JSON answer instead of text.
+              -h, --help  Show help information.
+
+            """#),
+        (["lookup"], #"""
+            OVERVIEW: Find visitors by short id, name, phone or email (at most 20).
+
+            USAGE: gatepass lookup QUERY [--json]
+
+            ARGUMENTS:
+              QUERY  A short id, or part of a name, phone number or email.
+
+            OPTIONS:
+              --json      Print the server's JSON answer instead of text.
+              -h, --help  Show help information.
+
+            """#),
+        (["walk-in"], #"""
+            OVERVIEW: Register a visitor who arrived without a pass; they wait for approval.
+
+            USAGE: gatepass walk-in --name N [--phone P] [--email E] [--company C] [--purpose P] [--host H] [--json]
+
+            OPTIONS:
+              --name N     The visitor's full name.
+              --phone P    Phone number.
+              --email E    Email.
+              --company C  Company.
+              --purpose P  Purpose of the visit.
+              --host H     Whom they visit.
+              --json       Print the server's JSON answer instead of text.
+              -h, --help   Show help information.
+
+            """#),
+        (["stats"], #"""
+            OVERVIEW: Today's counters: checked in, checked out, awaiting approval, expected, on site.
+
+            USAGE: gatepass stats [--json]
+
+            OPTIONS:
+              --json      Print the server's JSON answer instead of text.
+              -h, --help  Show help information.
+
+            """#),
+        (["history"], #"""
+            OVERVIEW: The scan history, newest first (OWNER/ADMIN: the organization; scanners: theirs).
+
+            USAGE: gatepass history [--limit N] [--result R] [--from TIME] [--to TIME] [--csv | --json]
+
+            OPTIONS:
+              --limit N    How many scans (default 50, at most 500).
+              --result R   Only scans with this result, e.g. CHECKED_IN.
+              --from TIME  Only scans at or after this RFC 3339 time.
+              --to TIME    Only scans at or before this RFC 3339 time.
+              --csv        Print the CSV export (OWNER/ADMIN).
+              --json       Print the server's JSON answer instead of text.
+              -h, --help   Show help information.
+
+            """#),
+        (["outbox"], #"""
+            OVERVIEW: Inspect and replay mutations made while the server was unreachable.
+
+            USAGE: gatepass outbox list|dead|drain|retry ID|watch [--interval S] [--json]
+
+            ARGUMENTS:
+              ACTION  list, dead, drain, retry or watch (see SUBCOMMANDS).
+              ID      With retry: the entry's number, from list or dead.
+
+            OPTIONS:
+              --interval S  With watch: seconds between drains (default 30).
+              --json        Print the server's JSON answer instead of text.
+              -h, --help    Show help information.
+
+            SUBCOMMANDS:
+              list      Queued entries, oldest first.
+              dead      Entries the server refused for good, with its error.
+              drain     Replay now; exits 0 when the queue is empty or only waits for backoff.
+              retry ID  Put a dead or waiting entry back in the queue, due now.
+              watch     Keep draining until SIGTERM/SIGINT: every interval, and at once when the server comes back.
+
+            """#),
+        (["events"], #"""
+            OVERVIEW: Follow the live events of the logged-in user (or, with --scanner, of this device's checkpoint) until Ctrl-C. Resumes after the last event this device saw; reconnects by itself.
+
+            USAGE: gatepass events [--scanner] [--json]
+
+            OPTIONS:
+              --scanner   Follow the scanner token's checkpoint instead of the user.
+              --json      Print each event as one JSON object: {id, kind, data}.
+              -h, --help  Show help information.
+
+            """#),
+        (["console"], #"""
+            OVERVIEW: The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), History (scan log with filters, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout). Needs a terminal; scripts use the other commands. The Scan tab reads passes from the frame source given, if any.
+
+            USAGE: gatepass console [--server URL] [--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m]
+
+            OPTIONS:
+              --server URL      The server to log in to (default: the last one used, else $GATEPASS_SERVER).
+              --device DEV      A V4L2 camera (/dev/video0, or a stable name under /dev/v4l/by-id/), read until stopped; it is reopened with backoff when unplugged and plugged back in.
+              --image FILE…     One or more PGM, PNG or JPEG files, read once in order (--image A B and --image A --image B both work).
+              --dir DIR         A folder's images in name order, read once (hidden files and subfolders are skipped).
+              --video FILE.y4m  A YUV4MPEG2 recording of a camera, read once; only the luma plane is used.
+              --size WxH        With --device: the frame size to ask for, from 16x16 to 4096x4096 (default 640x480); the driver may pick the nearest it has.
+              --fps N           With --device: the frame rate to ask for, from 1 to 120 (default 30).
+              -h, --help        Show help information.
+
+            """#),
+        (["kiosk"], #"""
+            OVERVIEW: Run the unattended gate: read passes from a camera (or images, a folder, a Y4M recording), check each new one in, and print one decision line per pass. Runs until SIGTERM or Ctrl-C; losing the camera or the server never ends it.
+
+            USAGE: gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--json]
+
+            OPTIONS:
+              --server URL      The server the kiosk is logged in to (checked against the session; default: that one).
+              --device DEV      A V4L2 camera (/dev/video0, or a stable name under /dev/v4l/by-id/), read until stopped; it is reopened with backoff when unplugged and plugged back in.
+              --image FILE…     One or more PGM, PNG or JPEG files, read once in order (--image A B and --image A --image B both work).
+              --dir DIR         A folder's images in name order, read once (hidden files and subfolders are skipped).
+              --video FILE.y4m  A YUV4MPEG2 recording of a camera, read once; only the luma plane is used.
+              --size WxH        With --device: the frame size to ask for, from 16x16 to 4096x4096 (default 640x480); the driver may pick the nearest it has.
+              --fps N           With --device: the frame rate to ask for, from 1 to 120 (default 30).
+              --cooldown S      A pass counts again only after this many seconds out of view (default 3).
+              --json            Print one JSON object per decision instead of the line.
+              -h, --help        Show help information.
+
+            """#),
+        (["push-test"], #"""
+            OVERVIEW: Send push.test to every registered device token (or one) and report, per token, whether a connected event stream received it.
+
+            USAGE: gatepass push-test [--db PATH | --server URL] [--token T] [--wait SECONDS] [--json]
+
+            OPTIONS:
+              --db PATH       Work on this database file. A server running on the same file delivers the tests to its streams.
+              --server URL    Ask this server (default: the one this device is logged in to, as an OWNER or ADMIN).
+              --token T       Only this device token.
+              --wait SECONDS  How long to wait for the deliveries (default 3, at most 30).
+              --json          Print the outcomes as JSON.
+              -h, --help      Show help information.
+
+            """#),
+        (["push-deliveries"], #"""
+            OVERVIEW: List the push deliveries of one device token, newest first: pending, delivered or failed.
+
+            USAGE: gatepass push-deliveries --token T [--db PATH | --server URL] [--limit N] [--json]
+
+            OPTIONS:
+              --token T     The device token.
+              --db PATH     Read this database file.
+              --server URL  Ask this server (default: the one this device is logged in to, as an OWNER or ADMIN).
+              --limit N     How many (default 50, at most 500).
+              --json        Print the deliveries as JSON.
+              -h, --help    Show help information.
+
+            """#),
+        (["scan"], #"""
+            OVERVIEW: Read QR codes from image files, a folder of images or a Y4M recording, and print each newly seen code. Files that cannot be read are reported and make the exit status 1; a picture without a code prints nothing. Each --image file is scanned on its own (frame n is the nth file); a folder, a recording and a camera are one stream of frames. A camera's state changes are reported on stderr.
+
+            USAGE: gatepass scan (--image FILE… | --dir DIR | --video FILE.y4m | --device DEV [--size WxH] [--fps N]) [--json]
+
+            OPTIONS:
+              --device DEV      A V4L2 camera (/dev/video0, or a stable name under /dev/v4l/by-id/), read until stopped; it is reopened with backoff when unplugged and plugged back in.
+              --image FILE…     One or more PGM, PNG or JPEG files, read once in order (--image A B and --image A --image B both work).
+              --dir DIR         A folder's images in name order, read once (hidden files and subfolders are skipped).
+              --video FILE.y4m  A YUV4MPEG2 recording of a camera, read once; only the luma plane is used.
+              --size WxH        With --device: the frame size to ask for, from 16x16 to 4096x4096 (default 640x480); the driver may pick the nearest it has.
+              --fps N           With --device: the frame rate to ask for, from 1 to 120 (default 30).
+              --json            Print one JSON object per code: {"format", "frame", "ms", "text"}, ms being that frame's decode time.
+              -h, --help        Show help information.
+
+            """#),
+    ]
+
+    @Test func everyCommandIsPinned() {
+        // `serve` is pinned in HelpTests.serveHelpIsPinned.
+        let pinned = Set(Self.cases.map { $0.0.joined(separator: " ") } + ["serve"])
+        #expect(pinned == Set(GatePassCLI.subcommands.map(\.name)))
+    }
+
+    @Test(arguments: cases)
+    func helpIsPinned(arguments: [String], expected: String) {
+        let terminal = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass"] + arguments + ["--help"], terminal: terminal, environment: [:]) == 0)
+        #expect(terminal.stdout == expected)
+    }
+}
