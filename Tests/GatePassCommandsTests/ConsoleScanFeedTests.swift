@@ -3,6 +3,7 @@ import GatePassCore
 import GatePassScanner
 import Testing
 @testable import GatePassCommands
+@testable import GatePassConsoleServices
 
 /// The console's frame reader over real files (QR codes drawn with libqrencode, decoded by
 /// zbar) and a camera path that does not exist.
