@@ -113,13 +113,7 @@ extension HistoryScreen {
         let columns = Columns(width: area.width, timeWidth: range.dayCount == 1 ? 8 : 11)
         line(columns.row(time: "Time", result: "Result", pass: "Pass", visitor: "Visitor", checkpoint: "Checkpoint",
                          flag: "Offline"), Canvas.Style(.muted, bold: true))
-        let rows = max(0, footerTop - y)
-        pageRows = max(1, rows)
-        guard rows > 0 else { return }
-        if selection < top { top = selection }
-        if selection >= top + rows { top = selection - rows + 1 }
-        top = max(0, min(top, max(0, scans.count - rows)))
-        for index in top..<min(scans.count, top + rows) {
+        for index in list.scroll(visibleRows: max(0, footerTop - y), count: scans.count) {
             let scan = scans[index]
             let selected = index == selection
             let (visitor, visitorRole) = visitorLabel(scan)

@@ -6,13 +6,8 @@ import GatePassCore
 extension HistoryScreen {
     public func handle(_ key: Key) -> ScreenAction {
         if prompt != nil { return handlePrompt(key) }
+        if let moved = list.move(key, count: scans.count) { return moved ? .redraw : .none }
         switch key {
-        case .up, .character("k"): return move(to: selection - 1)
-        case .down, .character("j"): return move(to: selection + 1)
-        case .pageUp: return move(to: selection - max(1, pageRows))
-        case .pageDown: return move(to: selection + max(1, pageRows))
-        case .home: return move(to: 0)
-        case .end: return move(to: scans.count - 1)
         case .enter:
             guard let scan = selectedScan else { return .none }
             guard let visitorId = scan.visitorId else {
@@ -79,17 +74,8 @@ extension HistoryScreen {
         notice = nil
         guard days != range else { return .none }
         range = days
-        top = 0
-        selection = 0
+        list.reset()
         reload()
-        return .redraw
-    }
-
-    func move(to row: Int) -> ScreenAction {
-        guard !scans.isEmpty else { return .none }
-        let target = max(0, min(row, scans.count - 1))
-        guard target != selection else { return .none }
-        selection = target
         return .redraw
     }
 

@@ -92,10 +92,11 @@ public final class HistoryScreen: ConsoleScreen {
     public internal(set) var prompt: Prompt?
     var input = TextInput(limit: 0)
     /// The row of the selection bar (0 when the list is empty).
-    public internal(set) var selection = 0
+    public var selection: Int { list.index }
     /// The first row drawn.
-    public internal(set) var top = 0
-    var pageRows = 10
+    public var top: Int { list.top }
+    /// The selection bar and the first row drawn; PgUp/PgDn move by the rows of the last render.
+    var list = ListSelection()
     /// Checkpoint ids seen in any scan read so far, in the order `c` visits them.
     public internal(set) var knownCheckpoints: [String] = []
     var checkpointNames: [String: String] = [:]
@@ -236,12 +237,7 @@ public final class HistoryScreen: ConsoleScreen {
     }
 
     func select(id: String?, fallback: Int) {
-        if let id, let index = scans.firstIndex(where: { $0.id == id }) {
-            selection = index
-        } else {
-            selection = max(0, min(fallback, scans.count - 1))
-        }
-        top = max(0, min(top, selection))
+        list.select(id.flatMap { id in scans.firstIndex(where: { $0.id == id }) } ?? fallback, count: scans.count)
     }
 
     // MARK: - Live

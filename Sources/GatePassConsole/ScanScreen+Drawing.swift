@@ -94,7 +94,7 @@ extension ScanScreen {
         // selection shows.
         let left = area.y + area.height - y
         guard let listRows, left >= 2 else {
-            recentPageRows = 1
+            recentList.setPageSize(1)
             return
         }
         draw(listRows.header, y: y, into: &canvas, area: area)
@@ -102,21 +102,14 @@ extension ScanScreen {
         let visible = left - 1
         if lookup != nil {
             guard var state = lookup else { return }
-            if state.selection < state.top { state.top = state.selection }
-            if state.selection >= state.top + visible { state.top = state.selection - visible + 1 }
-            state.top = max(0, min(state.top, max(0, listRows.lines.count - visible)))
-            for row in listRows.lines.dropFirst(state.top).prefix(visible) {
-                draw(row, y: y, into: &canvas, area: area)
+            for index in state.list.scroll(visibleRows: visible, count: listRows.lines.count) {
+                draw(listRows.lines[index], y: y, into: &canvas, area: area)
                 y += 1
             }
             lookup = state
         } else {
-            recentPageRows = max(1, visible)
-            if recentSelection < recentTop { recentTop = recentSelection }
-            if recentSelection >= recentTop + visible { recentTop = recentSelection - visible + 1 }
-            recentTop = max(0, min(recentTop, max(0, listRows.lines.count - visible)))
-            for row in listRows.lines.dropFirst(recentTop).prefix(visible) {
-                draw(row, y: y, into: &canvas, area: area)
+            for index in recentList.scroll(visibleRows: visible, count: listRows.lines.count) {
+                draw(listRows.lines[index], y: y, into: &canvas, area: area)
                 y += 1
             }
         }

@@ -160,20 +160,6 @@ extension ScanScreen {
     }
 
     func moveRecent(_ key: Key) -> ScreenAction {
-        guard !recent.isEmpty else { return .none }
-        let target: Int
-        switch key {
-        case .up, .character("k"): target = recentSelection - 1
-        case .down, .character("j"): target = recentSelection + 1
-        case .pageUp: target = recentSelection - max(1, recentPageRows)
-        case .pageDown: target = recentSelection + max(1, recentPageRows)
-        case .home: target = 0
-        case .end: target = recent.count - 1
-        default: return .none
-        }
-        let clamped = max(0, min(target, recent.count - 1))
-        guard clamped != recentSelection else { return .none }
-        recentSelection = clamped
-        return .redraw
+        recentList.move(key, count: recent.count) == true ? .redraw : .none
     }
 }

@@ -9,11 +9,13 @@ extension ScanScreen {
         var query = TextInput(limit: ScanScreen.lookupLimit)
         /// The last search's answer; nil before the first search.
         public internal(set) var results: [Visitor]?
-        public internal(set) var selection = 0
+        /// The results' selection bar and first row drawn. PgUp/PgDn move by 10 whatever the
+        /// height: the list shares the screen with the form above it.
+        var list = ListSelection(pageFollowsView: false)
+        public var selection: Int { list.index }
         /// True when Up/Down/j/k/Enter act on the results rather than on the query.
         public internal(set) var onResults = false
         public internal(set) var notice: Notice?
-        var top = 0
 
         public var queryText: String { query.text }
         var selectedVisitor: Visitor? { results.flatMap { $0.indices.contains(selection) ? $0[selection] : nil } }
@@ -29,14 +31,8 @@ extension ScanScreen {
         guard var state = lookup else { return .none }
         defer { if lookup != nil { lookup = state } }
         if state.onResults, let results = state.results, !results.isEmpty {
-            var target: Int?
+            if let moved = state.list.move(key, count: results.count) { return moved ? .redraw : .none }
             switch key {
-            case .up, .character("k"): target = state.selection - 1
-            case .down, .character("j"): target = state.selection + 1
-            case .pageUp: target = state.selection - 10
-            case .pageDown: target = state.selection + 10
-            case .home: target = 0
-            case .end: target = results.count - 1
             case .enter:
                 guard let visitor = state.selectedVisitor else { return .none }
                 lookup = nil
@@ -53,12 +49,6 @@ extension ScanScreen {
                 state.onResults = false
             default:
                 return .none
-            }
-            if let target {
-                let clamped = max(0, min(target, results.count - 1))
-                guard clamped != state.selection else { return .none }
-                state.selection = clamped
-                return .redraw
             }
         }
         switch key {
@@ -107,8 +97,7 @@ extension ScanScreen {
         do {
             let found = try services.lookup(query)
             state.results = found
-            state.selection = 0
-            state.top = 0
+            state.list.reset()
             state.onResults = !found.isEmpty
             state.notice = found.isEmpty ? .info("No visitor matches “\(query)”.") : nil
         } catch {

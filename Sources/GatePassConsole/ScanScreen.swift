@@ -109,9 +109,9 @@ public final class ScanScreen: ConsoleScreen {
     var lastDecisionAt: Date?
     /// This session's decisions, newest first.
     public internal(set) var recent: [RecentDecision] = []
-    public internal(set) var recentSelection = 0
-    var recentTop = 0
-    var recentPageRows = 10
+    /// The recent list's selection bar and first row drawn; PgUp/PgDn move by the rows it showed.
+    var recentList = ListSelection()
+    public var recentSelection: Int { recentList.index }
     public internal(set) var question: ApprovalQuestion?
     public internal(set) var lookup: Lookup?
     public internal(set) var walkIn: WalkInForm?
@@ -335,7 +335,7 @@ public final class ScanScreen: ConsoleScreen {
         recent.insert(RecentDecision(decision: decision, at: now), at: 0)
         if recent.count > Self.recentLimit { recent.removeLast(recent.count - Self.recentLimit) }
         // Someone browsing the list keeps their row; otherwise the newest is the one selected.
-        recentSelection = focus == .recent ? min(recentSelection + 1, recent.count - 1) : 0
+        recentList.select(focus == .recent ? recentSelection + 1 : 0, count: recent.count)
         if decision.outcome == .approvalRequested, let visitorId = decision.visitorId {
             awaitingDecision[visitorId] = code
         }

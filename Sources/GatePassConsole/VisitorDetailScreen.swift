@@ -134,16 +134,12 @@ public final class VisitorDetailScreen: ConsoleScreen {
 
     public func handle(_ key: Key) -> ScreenAction {
         if prompt != nil { return handlePrompt(key) }
+        // The details scroll as text (no row is selected), by the list keys; a page is 10 lines.
+        if let target = ListSelection.target(of: key, from: scroll, pageSize: 10, last: Int.max) { return scroll(to: target) }
         switch key {
         case .character("a"): return openPrompt(.approve)
         case .character("r"): return openPrompt(.reject)
         case .escape: return .back
-        case .up, .character("k"): return scroll(to: scroll - 1)
-        case .down, .character("j"): return scroll(to: scroll + 1)
-        case .pageUp: return scroll(to: scroll - 10)
-        case .pageDown: return scroll(to: scroll + 10)
-        case .home: return scroll(to: 0)
-        case .end: return scroll(to: Int.max)
         case .resize: return .redraw
         default: return .none
         }
