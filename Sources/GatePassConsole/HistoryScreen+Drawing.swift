@@ -62,9 +62,7 @@ extension HistoryScreen {
         switch prompt {
         case .dates?, .exportPath?:
             let label = prompt == .dates ? "Days (YYYY-MM-DD or YYYY-MM-DD..YYYY-MM-DD): " : "Save the CSV to: "
-            let fittedLabel = ConsoleFormat.fit(label, width: max(0, area.width - 10))
-            footer.append((fittedLabel + input.visibleTail(width: area.width - fittedLabel.count, cursor: true),
-                           Canvas.Style(.normal, bold: true)))
+            footer.append((input.promptLine(label: label, width: area.width), Canvas.Style(.normal, bold: true)))
             footer.append((prompt == .dates ? "Enter: show these days · Esc: cancel" : "Enter: save · Esc: cancel", .dim))
         case .overwrite(let path)?:
             footer.append(("\(path) exists. Overwrite it? y/n", Canvas.Style(.warning, bold: true)))
@@ -72,12 +70,7 @@ extension HistoryScreen {
         case nil:
             footer.append(("[ ] day · t today · d days · r result · c checkpoint · e export · g reload", .dim))
         }
-        footer = Array(footer.suffix(area.height))
-        let footerTop = area.y + area.height - footer.count
-        for (offset, row) in footer.enumerated() {
-            canvas.put(ConsoleFormat.fit(row.0, width: area.width), x: area.x, y: footerTop + offset, style: row.1,
-                       maxWidth: area.width)
-        }
+        let footerTop = canvas.putFooter(footer, in: area)
 
         var y = area.y
         func line(_ text: String, _ style: Canvas.Style) {

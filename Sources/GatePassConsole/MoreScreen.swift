@@ -385,12 +385,7 @@ public final class MoreScreen: ConsoleScreen {
             }
         }
         // The question or the problems matter more than the key hint on a tiny screen.
-        footer = Array(footer.prefix(area.height))
-        let footerTop = area.y + area.height - footer.count
-        for (offset, row) in footer.enumerated() {
-            canvas.put(ConsoleFormat.fit(row.0, width: area.width), x: area.x, y: footerTop + offset, style: row.1,
-                       maxWidth: area.width)
-        }
+        let footerTop = canvas.putFooter(footer, in: area, keepingFirst: true)
 
         var y = area.y
         guard y < footerTop else { return }

@@ -272,19 +272,12 @@ public final class VisitorDetailScreen: ConsoleScreen {
         if let prompt {
             let verb = prompt.decision == .approve ? "Approve" : "Reject"
             let label = "\(verb) \(visitor.name)? Note (optional): "
-            let fittedLabel = ConsoleFormat.fit(label, width: max(0, area.width - 10))
-            footer.append((fittedLabel + prompt.note.visibleTail(width: area.width - fittedLabel.count, cursor: true),
-                           Canvas.Style(.normal, bold: true)))
+            footer.append((prompt.note.promptLine(label: label, width: area.width), Canvas.Style(.normal, bold: true)))
             footer.append(("Enter: send · Esc: cancel", .dim))
         } else {
             footer.append((isDecidable ? "a: approve · r: reject · Esc: back" : "Esc: back", .dim))
         }
-        footer = Array(footer.suffix(area.height))
-        let footerTop = area.y + area.height - footer.count
-        for (offset, row) in footer.enumerated() {
-            canvas.put(ConsoleFormat.fit(row.0, width: area.width), x: area.x, y: footerTop + offset, style: row.1,
-                       maxWidth: area.width)
-        }
+        let footerTop = canvas.putFooter(footer, in: area)
 
         var y = area.y
         func line(_ text: String, _ style: Canvas.Style) {
