@@ -6,6 +6,8 @@ import PackageDescription
 //   GatePassCore       — the domain: no I/O, shared by server and clients
 //   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode
 //   GatePassServer     — the API service on top of the wrappers
+//   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
+//                        adapters to the client core, files and camera are GatePassConsoleServices
 //   GatePassCommands   — the command line (`gatepass …`)
 //   executables        — gatepass, gatepass-bench
 let package = Package(

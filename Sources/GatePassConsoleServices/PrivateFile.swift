@@ -6,8 +6,6 @@ import Darwin
 #endif
 import GatePassConsole
 
-// MARK: - Writing a private file
-
 /// Writes files that hold personal data: created with mode 0600, never through a symbolic
 /// link, never over an existing file unless asked, and with errors a person can act on.
 ///
