@@ -18,13 +18,13 @@ extension HistoryScreen {
         return id.count > 8 ? String(id.prefix(8)) + "…" : id
     }
 
-    func visitorLabel(_ scan: Scan) -> (String, Canvas.Style.Role) {
+    private func visitorLabel(_ scan: Scan) -> (String, Canvas.Style.Role) {
         if let id = scan.visitorId { return (visitorNames[id] ?? "—", visitorNames[id] == nil ? .muted : .normal) }
         // No visitor: what was scanned says most (an unknown pass, a stray QR code).
         return ("“\(scan.raw)”", .muted)
     }
 
-    func timeLabel(_ date: Date) -> String {
+    private func timeLabel(_ date: Date) -> String {
         let parts = calendar.dateComponents([.month, .day, .hour, .minute, .second], from: date)
         func pad(_ value: Int?) -> String { value.map { $0 < 10 ? "0\($0)" : "\($0)" } ?? "--" }
         if range.dayCount == 1 { return "\(pad(parts.hour)):\(pad(parts.minute)):\(pad(parts.second))" }
@@ -134,7 +134,7 @@ extension HistoryScreen {
     /// The chart: a title with the total and the peak, then (when there is room) one bar per
     /// hour in eighth-block steps, scaled so the peak fills the bar rows, the peak's count on
     /// the top row, and the hours under the bars.
-    func renderChart(into canvas: inout Canvas, area: Area, y: inout Int, bottom: Int) {
+    private func renderChart(into canvas: inout Canvas, area: Area, y: inout Int, bottom: Int) {
         let counts = hourlyCounts
         let total = counts.reduce(0, +)
         let peak = counts.max() ?? 0

@@ -63,7 +63,7 @@ extension HistoryScreen {
     }
 
     /// "2026-11-30", or "2026-11-01_2026-11-30" for a range (no dots or slashes in a file name).
-    var fileStem: String { range.dayCount == 1 ? range.first.description : "\(range.first)_\(range.last)" }
+    private var fileStem: String { range.dayCount == 1 ? range.first.description : "\(range.first)_\(range.last)" }
 
     func show(_ days: DayRange) -> ScreenAction {
         guard days.first >= Self.earliestDay, days.last <= Self.latestDay else {
@@ -125,7 +125,7 @@ extension HistoryScreen {
         }
     }
 
-    func submitDates() -> ScreenAction {
+    private func submitDates() -> ScreenAction {
         switch DayRange.parse(input.text) {
         case .failure(let error):
             // The prompt stays open with what was typed, so it can be corrected.
@@ -139,7 +139,7 @@ extension HistoryScreen {
         }
     }
 
-    func submitPath() -> ScreenAction {
+    private func submitPath() -> ScreenAction {
         switch Self.resolve(path: input.text, home: homeDirectory) {
         case .failure(let error):
             notice = Notice(kind: .error, text: error.message)

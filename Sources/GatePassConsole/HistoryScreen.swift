@@ -85,7 +85,7 @@ public final class HistoryScreen: ConsoleScreen {
     /// When the scans were read and whether the cache answered; nil before a read succeeded.
     public internal(set) var loaded: (updatedAt: Date, fromCache: Bool)?
     /// The filter the shown scans were read with.
-    var loadedFilter: ScanHistoryFilter?
+    private var loadedFilter: ScanHistoryFilter?
     /// The last failure to read the scans, in words.
     public internal(set) var errorLine: String?
     public internal(set) var notice: Notice?
@@ -102,10 +102,10 @@ public final class HistoryScreen: ConsoleScreen {
     var checkpointNames: [String: String] = [:]
     var namedCheckpointsAsked = false
     var visitorNames: [String: String] = [:]
-    var visitorNamesAsked: Set<String> = []
+    private var visitorNamesAsked: Set<String> = []
     /// True when a live event said the chosen days have new scans.
-    public internal(set) var isStale = false
-    var lastLoadAt: Date?
+    public private(set) var isStale = false
+    private var lastLoadAt: Date?
 
     /// - Parameters:
     ///   - services: the scan log, the export and names (the client core, or a fake).
@@ -221,7 +221,7 @@ public final class HistoryScreen: ConsoleScreen {
         select(id: keep, fallback: selection)
     }
 
-    func learnNames() {
+    private func learnNames() {
         for id in scans.map(\.checkpointId) where !knownCheckpoints.contains(id) { knownCheckpoints.append(id) }
         let unnamedCheckpoint = knownCheckpoints.contains { checkpointNames[$0] == nil }
         if unnamedCheckpoint && !namedCheckpointsAsked {

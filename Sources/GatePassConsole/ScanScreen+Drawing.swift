@@ -140,7 +140,7 @@ extension ScanScreen {
         }
     }
 
-    func statsRow(now: Date) -> Row {
+    private func statsRow(now: Date) -> Row {
         guard let stats else {
             renderedStatsAge = nil
             return Row(statsError == nil ? "Loading the stats…" : "Stats not available", .dim, priority: 90)
@@ -157,16 +157,16 @@ extension ScanScreen {
         return row
     }
 
-    func noticeRow(_ notice: Notice, priority: Int) -> Row {
+    private func noticeRow(_ notice: Notice, priority: Int) -> Row {
         Row(notice.text, notice.kind == .error ? Canvas.Style(.danger, bold: true) : Canvas.Style(.ok), priority: priority)
     }
 
-    func questionRow(_ question: ApprovalQuestion, waiting: Bool) -> Row {
+    private func questionRow(_ question: ApprovalQuestion, waiting: Bool) -> Row {
         Row("Request approval for \(Self.who(question.decision))? y/n" + (waiting ? " (close this form first)" : ""),
             Canvas.Style(.warning, bold: true), priority: 95)
     }
 
-    func shortIdRow(width: Int) -> Row {
+    private func shortIdRow(width: Int) -> Row {
         let label = "Short id  "
         guard focus == .shortId else {
             return Row(label + (shortId.text.isEmpty ? "(Esc or i to type one)" : shortId.text), .dim, priority: 100)
@@ -176,7 +176,7 @@ extension ScanScreen {
     }
 
     /// The last decision on one row (under an open form, or on a short terminal).
-    func decisionLine(_ decision: GateDecision, priority: Int) -> Row {
+    private func decisionLine(_ decision: GateDecision, priority: Int) -> Row {
         let style = Canvas.Style(Self.role(decision.outcome), bold: true, reverse: true)
         return Row("\(Self.headline(decision))  \(Self.who(decision)) — \(decision.reason)", style, priority: priority,
                    background: style)
@@ -184,7 +184,7 @@ extension ScanScreen {
 
     /// The last decision as large as `room` allows: block letters in a coloured box (8 rows),
     /// the word spaced out (3 rows), or one row.
-    func decisionRows(width: Int, room: Int, now: Date) -> [Row] {
+    private func decisionRows(width: Int, room: Int, now: Date) -> [Row] {
         guard let decision = lastDecision else {
             return [Row("Show a pass to the camera, or type its short id and press Enter.", .dim, priority: 70)]
         }
@@ -205,7 +205,7 @@ extension ScanScreen {
         return [decisionLine(decision, priority: 72)]
     }
 
-    func recentRows(width: Int) -> (header: Row, lines: [Row]) {
+    private func recentRows(width: Int) -> (header: Row, lines: [Row]) {
         let header = Row(recent.isEmpty ? "Recent: none yet in this session" : "Recent (\(recent.count))",
                          Canvas.Style(.muted, bold: true), priority: 20)
         let lines = recent.enumerated().map { index, entry in
@@ -220,7 +220,7 @@ extension ScanScreen {
         return (header, lines)
     }
 
-    func lookupRows(_ state: Lookup, width: Int) -> (fixed: [Row], list: (header: Row, lines: [Row])?) {
+    private func lookupRows(_ state: Lookup, width: Int) -> (fixed: [Row], list: (header: Row, lines: [Row])?) {
         var fixed = [Row("Look up a visitor by name, phone or email", .title, priority: 60)]
         let label = "Find  "
         fixed.append(state.onResults
@@ -245,7 +245,7 @@ extension ScanScreen {
     }
 
     /// A lookup result: name 40 % and company 30 % of what the short id leaves, status last.
-    static func lookupLine(width: Int, name: String, shortId: String, company: String, status: String) -> String {
+    private static func lookupLine(width: Int, name: String, shortId: String, company: String, status: String) -> String {
         let idWidth = min(max(0, width), 10)
         let rest = max(0, width - idWidth)
         let nameWidth = rest * 4 / 10, companyWidth = rest * 3 / 10

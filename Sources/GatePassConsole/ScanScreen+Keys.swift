@@ -20,7 +20,7 @@ extension ScanScreen {
         }
     }
 
-    func handleQuestion(_ key: Key) -> ScreenAction {
+    private func handleQuestion(_ key: Key) -> ScreenAction {
         switch key {
         case .character("y"), .character("Y"): return answerQuestion(request: true)
         case .character("n"), .character("N"), .escape: return answerQuestion(request: false)
@@ -42,7 +42,7 @@ extension ScanScreen {
         return character.isLetter || character.isNumber || character == "-" || character == ":"
     }
 
-    func handleShortIdField(_ key: Key) -> ScreenAction {
+    private func handleShortIdField(_ key: Key) -> ScreenAction {
         switch key {
         case .character(let character):
             if shortId.text.isEmpty {
@@ -96,7 +96,7 @@ extension ScanScreen {
         }
     }
 
-    func typeShortId(_ character: Character) -> ScreenAction {
+    private func typeShortId(_ character: Character) -> ScreenAction {
         guard TextInput.isPrintable(character) else {
             notice = .error("Control characters cannot be typed into the short id; nothing was changed.")
             return .redraw
@@ -113,7 +113,7 @@ extension ScanScreen {
         return .redraw
     }
 
-    func submitShortId() -> ScreenAction {
+    private func submitShortId() -> ScreenAction {
         let typed = shortId.text
         guard !typed.isEmpty else {
             notice = .error("Type a short id (8 letters and digits, like K7Q2M9XD), then press Enter.")
@@ -132,7 +132,7 @@ extension ScanScreen {
         return checkIn(code: id.rawValue)
     }
 
-    func handleRecentList(_ key: Key) -> ScreenAction {
+    private func handleRecentList(_ key: Key) -> ScreenAction {
         switch key {
         case .up, .down, .home, .end, .pageUp, .pageDown, .character("j"), .character("k"):
             return moveRecent(key)
@@ -159,7 +159,7 @@ extension ScanScreen {
         }
     }
 
-    func moveRecent(_ key: Key) -> ScreenAction {
+    private func moveRecent(_ key: Key) -> ScreenAction {
         recentList.move(key, count: recent.count) == true ? .redraw : .none
     }
 }

@@ -58,7 +58,7 @@ extension ScanScreen {
         return .redraw
     }
 
-    func submitWalkIn(_ form: WalkInForm) -> ScreenAction {
+    private func submitWalkIn(_ form: WalkInForm) -> ScreenAction {
         var form = form
         let registration: WalkInRegistration
         do {

@@ -118,9 +118,9 @@ public final class ScanScreen: ConsoleScreen {
     public internal(set) var showingHelp = false
     /// Visitors whose approval this screen requested (or saw requested), by id, with the code
     /// to check in again when they are approved.
-    public internal(set) var awaitingDecision: [String: String] = [:]
-    var lastStatsLoad: Date?
-    var statsRefreshPending = false
+    public private(set) var awaitingDecision: [String: String] = [:]
+    private var lastStatsLoad: Date?
+    private var statsRefreshPending = false
     /// The cache age the last render showed, so `tick` redraws only when it changes.
     var renderedStatsAge: String?
 
@@ -243,7 +243,7 @@ public final class ScanScreen: ConsoleScreen {
 
     /// Reads the stats unless they were read less than `statsMinimumInterval` ago; then
     /// `tick` reads them once that has passed. True when they were read now.
-    func requestStatsRefresh() -> Bool {
+    private func requestStatsRefresh() -> Bool {
         if let last = lastStatsLoad, clock().timeIntervalSince(last) < Self.statsMinimumInterval {
             statsRefreshPending = true
             return false
@@ -297,7 +297,7 @@ public final class ScanScreen: ConsoleScreen {
     }
 
     /// The action that asks for more: a bell over a redraw over nothing.
-    static func stronger(_ first: ScreenAction, _ second: ScreenAction) -> ScreenAction {
+    private static func stronger(_ first: ScreenAction, _ second: ScreenAction) -> ScreenAction {
         func weight(_ action: ScreenAction) -> Int {
             switch action {
             case .none: 0
