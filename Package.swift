@@ -7,6 +7,8 @@ import PackageDescription
 //   GatePassAPI        — the contract's endpoints (method, path, action), shared by server and clients
 //   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode
 //   GatePassServer     — the API service on top of the wrappers
+//   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
+//                        adapters to the client core, files and camera are GatePassConsoleServices
 //   GatePassCommands   — the command line (`gatepass …`)
 //   executables        — gatepass, gatepass-bench
 let package = Package(
@@ -55,20 +57,25 @@ let package = Package(
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
         .target(name: "GatePassClient", dependencies: ["GatePassCore", "GatePassAPI", "CurlHTTP", "SQLite"]),
         .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
-        .target(name: "GatePassConsole", dependencies: ["GatePassCore", "GatePassClient"]),
+        // The console's screens: view models, keys and drawing over plain values (no HTTP, SQLite or files).
+        .target(name: "GatePassConsole", dependencies: ["GatePassCore"]),
         .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole"]),
+        // What the screens ask of the world, over the client core, the file system and the camera.
+        .target(name: "GatePassConsoleServices",
+                dependencies: ["GatePassConsole", "GatePassClient", "GatePassCore", "CurlHTTP", "GatePassScanner"]),
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
                 dependencies: ["GatePassCore", "GatePassAPI", "SQLite", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn"]),
         .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP",
-                                                        "GatePassScanner", "GatePassConsole", "CursesTerminal", "QRCode"]),
+                                                        "GatePassScanner", "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",
+                                                        "QRCode"]),
         .target(name: "LoopbackHTTP"),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassClient",
                                          "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar",
-                                         "GatePassConsole", "CursesTerminal"]),
+                                         "GatePassConsole", "GatePassConsoleServices", "CursesTerminal"]),
 
         // MARK: - Tests
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
@@ -79,12 +86,13 @@ let package = Package(
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "SQLite"]),
         .testTarget(name: "CursesTerminalTests", dependencies: ["CursesTerminal", "GatePassConsole"]),
-        .testTarget(name: "GatePassConsoleTests", dependencies: ["GatePassConsole", "GatePassCore", "GatePassClient"]),
+        .testTarget(name: "GatePassConsoleTests",
+                    dependencies: ["GatePassConsole", "GatePassConsoleServices", "GatePassCore", "GatePassClient", "CurlHTTP"]),
         .testTarget(name: "GatePassScannerTests",
                     dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode"]),
         .testTarget(name: "GatePassCommandsTests",
                     dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
-                                   "HTTPServer", "GatePassScanner", "QRCode"]),
+                                   "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,6 +3,7 @@ import CursesTerminal
 import Foundation
 import GatePassClient
 import GatePassConsole
+import GatePassConsoleServices
 import GatePassCore
 
 /// `gatepass console`: the full-screen terminal UI. The shell view model (`ConsoleApp`) and

@@ -21,10 +21,12 @@ public final class ApprovalsScreen: ConsoleScreen {
 
     /// The pending visitors, newest request first.
     public private(set) var visitors: [Visitor] = []
+    /// The selection bar and the first row drawn; PgUp/PgDn move by the rows of the last render.
+    private var list = ListSelection()
     /// The row of the selection bar (0 when the list is empty).
-    public private(set) var selection = 0
+    public var selection: Int { list.index }
     /// The first row drawn (scrolling keeps the selection in view).
-    public private(set) var top = 0
+    public var top: Int { list.top }
     /// When the list was read and whether the cache answered; nil before the first read.
     public private(set) var loaded: (updatedAt: Date, fromCache: Bool)?
     /// The server has more pending visitors than the page read.
@@ -35,8 +37,6 @@ public final class ApprovalsScreen: ConsoleScreen {
     private var highlightUntil: [String: Date] = [:]
     /// Visitors whose decision waits in the outbox: still listed, marked "queued".
     private var queuedDecisions: Set<String> = []
-    /// Rows of the list in the last render (PgUp/PgDn move by it).
-    private var pageRows = 10
 
     /// - Parameters:
     ///   - clock: "now", for the waiting times and the highlight (tests move it).
@@ -150,12 +150,7 @@ public final class ApprovalsScreen: ConsoleScreen {
     }
 
     private func select(id: String?, fallback: Int) {
-        if let id, let index = visitors.firstIndex(where: { $0.id == id }) {
-            selection = index
-        } else {
-            selection = max(0, min(fallback, visitors.count - 1))
-        }
-        top = max(0, min(top, selection))
+        list.select(id.flatMap { id in visitors.firstIndex(where: { $0.id == id }) } ?? fallback, count: visitors.count)
     }
 
     // MARK: - Events
@@ -190,13 +185,8 @@ public final class ApprovalsScreen: ConsoleScreen {
     // MARK: - Keys
 
     public func handle(_ key: Key) -> ScreenAction {
+        if let moved = list.move(key, count: visitors.count) { return moved ? .redraw : .none }
         switch key {
-        case .up, .character("k"): return move(to: selection - 1)
-        case .down, .character("j"): return move(to: selection + 1)
-        case .pageUp: return move(to: selection - max(1, pageRows))
-        case .pageDown: return move(to: selection + max(1, pageRows))
-        case .home: return move(to: 0)
-        case .end: return move(to: visitors.count - 1)
         case .enter:
             guard let visitor = selectedVisitor else { return .none }
             return .openVisitor(id: visitor.id)
@@ -208,14 +198,6 @@ public final class ApprovalsScreen: ConsoleScreen {
         default:
             return .none
         }
-    }
-
-    private func move(to row: Int) -> ScreenAction {
-        guard !visitors.isEmpty else { return .none }
-        let target = max(0, min(row, visitors.count - 1))
-        guard target != selection else { return .none }
-        selection = target
-        return .redraw
     }
 
     // MARK: - Drawing
@@ -249,13 +231,7 @@ public final class ApprovalsScreen: ConsoleScreen {
         }
         let columns = Columns(width: area.width)
         line(columns.row(name: "Name", company: "Company", host: "Host", waiting: "Waiting"), Canvas.Style(.muted, bold: true))
-        let rows = max(0, bottom - y)
-        pageRows = max(1, rows)
-        guard rows > 0 else { return }
-        if selection < top { top = selection }
-        if selection >= top + rows { top = selection - rows + 1 }
-        top = max(0, min(top, max(0, visitors.count - rows)))
-        for index in top..<min(visitors.count, top + rows) {
+        for index in list.scroll(visibleRows: max(0, bottom - y), count: visitors.count) {
             let visitor = visitors[index]
             var host = visitor.hostName ?? ""
             if queuedDecisions.contains(visitor.id) { host = "(decision queued) " + host }

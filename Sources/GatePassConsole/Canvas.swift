@@ -72,6 +72,20 @@ public struct Canvas: Sendable, Equatable {
         for column in max(0, x)..<max(max(0, x), end) { self[column, y] = Cell(self[column, y].character, style) }
     }
 
+    /// Draws `rows` (text and style) as the last rows of `area`, each cut to its width: the
+    /// prompts, notices and key hints under a screen's content.
+    /// - Parameter keepingFirst: which rows stay when `area` is too short: the last ones (the
+    ///   prompt and key hints) by default, the first ones when those matter more.
+    /// - Returns: the row just above the footer, where the content above must stop.
+    public mutating func putFooter(_ rows: [(String, Style)], in area: Area, keepingFirst: Bool = false) -> Int {
+        let shown = keepingFirst ? Array(rows.prefix(area.height)) : Array(rows.suffix(area.height))
+        let footerTop = area.y + area.height - shown.count
+        for (offset, row) in shown.enumerated() {
+            put(ConsoleFormat.fit(row.0, width: area.width), x: area.x, y: footerTop + offset, style: row.1, maxWidth: area.width)
+        }
+        return footerTop
+    }
+
     /// One row as text, trailing spaces removed (for tests and the tmux check).
     public func line(_ y: Int) -> String {
         var text = String((0..<width).map { self[$0, y].character })

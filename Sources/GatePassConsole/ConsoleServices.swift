@@ -2,8 +2,9 @@ import Foundation
 import GatePassCore
 
 // What the login, approvals and visitor-detail screens ask of the world. The shell backs it
-// with the client core (`ClientCoreServices`); tests back it with a fake. Only plain values
-// cross it, so a screen never sees HTTP, SQLite or the outbox.
+// with the client core (`ClientCoreServices`, in the GatePassConsoleServices module); tests
+// back it with a fake. Only plain values cross it, so a screen never sees HTTP, SQLite or
+// the outbox.
 
 /// The calls the login, approvals and visitor-detail screens make.
 ///

@@ -345,4 +345,11 @@ struct TextInput: Sendable, Equatable {
         guard width > 1 else { return "…" }
         return "…" + String(shown.suffix(width - 1))
     }
+
+    /// A prompt line at the bottom of a screen: `label` (cut to leave the field 10 columns at
+    /// least) and the end of the text, with the cursor.
+    func promptLine(label: String, width: Int) -> String {
+        let fittedLabel = ConsoleFormat.fit(label, width: max(0, width - 10))
+        return fittedLabel + visibleTail(width: width - fittedLabel.count, cursor: true)
+    }
 }

@@ -59,8 +59,11 @@ public final class MoreScreen: ConsoleScreen {
     public private(set) var deviceError: String?
     public private(set) var outbox: OutboxState?
     public private(set) var outboxError: String?
+    /// The selected outbox row (an index into `entries`); PgUp/PgDn move by the content rows
+    /// of the last render. The content scrolls on its own (`scroll`), as it holds more than the outbox.
+    private var list = ListSelection()
     /// The selected outbox row (an index into `entries`).
-    public private(set) var selection = 0
+    public var selection: Int { list.index }
     /// The first content line drawn.
     public private(set) var scroll = 0
     public private(set) var notice: Notice?
@@ -159,11 +162,8 @@ public final class MoreScreen: ConsoleScreen {
             outboxError = "Could not read the outbox. " + error.sentence
         }
         let all = entries
-        if let keep, let index = all.firstIndex(of: keep) ?? all.firstIndex(where: { $0.id == keep.id }) {
-            selection = index
-        } else {
-            selection = max(0, min(selection, all.count - 1))
-        }
+        let kept = keep.flatMap { keep in all.firstIndex(of: keep) ?? all.firstIndex(where: { $0.id == keep.id }) }
+        list.select(kept ?? selection, count: all.count)
         return before != outbox || beforeError != outboxError
     }
 
@@ -183,13 +183,8 @@ public final class MoreScreen: ConsoleScreen {
             return key == .resize ? .redraw : .sessionChanged
         }
         if confirmingLogout { return handleLogoutQuestion(key) }
+        if let moved = move(key) { return moved ? .redraw : .none }
         switch key {
-        case .up, .character("k"): return move(by: -1)
-        case .down, .character("j"): return move(by: 1)
-        case .pageUp: return move(by: -max(1, visibleRows))
-        case .pageDown: return move(by: max(1, visibleRows))
-        case .home: return move(by: Int.min / 2)
-        case .end: return move(by: Int.max / 2)
         case .character("r"): return retrySelected()
         case .character("s"): return sendNow()
         case .character("L"):
@@ -212,18 +207,16 @@ public final class MoreScreen: ConsoleScreen {
     }
 
     /// Moves the selection among the outbox rows, or scrolls when there are none.
-    private func move(by offset: Int) -> ScreenAction {
+    /// - Returns: nil for a key that does not move; otherwise whether anything moved.
+    private func move(_ key: Key) -> Bool? {
         let count = entries.count
-        if count == 0 {
-            let target = max(0, min(scroll + offset, max(0, contentCount - visibleRows)))
-            guard target != scroll else { return .none }
-            scroll = target
-            return .redraw
-        }
-        let target = max(0, min(selection + offset, count - 1))
-        guard target != selection else { return .none }
-        selection = target
-        return .redraw
+        if count > 0 { return list.move(key, count: count) }
+        let last = max(0, contentCount - visibleRows)
+        guard let target = ListSelection.target(of: key, from: scroll, pageSize: visibleRows, last: last) else { return nil }
+        let clamped = max(0, min(target, last))
+        guard clamped != scroll else { return false }
+        scroll = clamped
+        return true
     }
 
     private func retrySelected() -> ScreenAction {
@@ -392,12 +385,7 @@ public final class MoreScreen: ConsoleScreen {
             }
         }
         // The question or the problems matter more than the key hint on a tiny screen.
-        footer = Array(footer.prefix(area.height))
-        let footerTop = area.y + area.height - footer.count
-        for (offset, row) in footer.enumerated() {
-            canvas.put(ConsoleFormat.fit(row.0, width: area.width), x: area.x, y: footerTop + offset, style: row.1,
-                       maxWidth: area.width)
-        }
+        let footerTop = canvas.putFooter(footer, in: area, keepingFirst: true)
 
         var y = area.y
         guard y < footerTop else { return }
@@ -406,6 +394,7 @@ public final class MoreScreen: ConsoleScreen {
         let lines = contentLines(now: now)
         contentCount = lines.count
         visibleRows = max(1, footerTop - y)
+        list.setPageSize(visibleRows)
         let rows = max(0, footerTop - y)
         // Keep the selected outbox row in view.
         if let selected = selectedEntry, let index = lines.firstIndex(where: { $0.entry == selected }) {

@@ -134,16 +134,12 @@ public final class VisitorDetailScreen: ConsoleScreen {
 
     public func handle(_ key: Key) -> ScreenAction {
         if prompt != nil { return handlePrompt(key) }
+        // The details scroll as text (no row is selected), by the list keys; a page is 10 lines.
+        if let target = ListSelection.target(of: key, from: scroll, pageSize: 10, last: Int.max) { return scroll(to: target) }
         switch key {
         case .character("a"): return openPrompt(.approve)
         case .character("r"): return openPrompt(.reject)
         case .escape: return .back
-        case .up, .character("k"): return scroll(to: scroll - 1)
-        case .down, .character("j"): return scroll(to: scroll + 1)
-        case .pageUp: return scroll(to: scroll - 10)
-        case .pageDown: return scroll(to: scroll + 10)
-        case .home: return scroll(to: 0)
-        case .end: return scroll(to: Int.max)
         case .resize: return .redraw
         default: return .none
         }
@@ -276,19 +272,12 @@ public final class VisitorDetailScreen: ConsoleScreen {
         if let prompt {
             let verb = prompt.decision == .approve ? "Approve" : "Reject"
             let label = "\(verb) \(visitor.name)? Note (optional): "
-            let fittedLabel = ConsoleFormat.fit(label, width: max(0, area.width - 10))
-            footer.append((fittedLabel + prompt.note.visibleTail(width: area.width - fittedLabel.count, cursor: true),
-                           Canvas.Style(.normal, bold: true)))
+            footer.append((prompt.note.promptLine(label: label, width: area.width), Canvas.Style(.normal, bold: true)))
             footer.append(("Enter: send · Esc: cancel", .dim))
         } else {
             footer.append((isDecidable ? "a: approve · r: reject · Esc: back" : "Esc: back", .dim))
         }
-        footer = Array(footer.suffix(area.height))
-        let footerTop = area.y + area.height - footer.count
-        for (offset, row) in footer.enumerated() {
-            canvas.put(ConsoleFormat.fit(row.0, width: area.width), x: area.x, y: footerTop + offset, style: row.1,
-                       maxWidth: area.width)
-        }
+        let footerTop = canvas.putFooter(footer, in: area)
 
         var y = area.y
         func line(_ text: String, _ style: Canvas.Style) {

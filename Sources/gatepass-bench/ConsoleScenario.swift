@@ -4,6 +4,7 @@ import Foundation
 import GatePassClient
 import GatePassCommands
 import GatePassConsole
+import GatePassConsoleServices
 import GatePassCore
 import GatePassServer
 import LoopbackHTTP

@@ -3,32 +3,66 @@ import GatePassCore
 import GatePassScanner
 import Testing
 @testable import GatePassCommands
+@testable import GatePassConsoleServices
 
 /// The console's frame reader over real files (QR codes drawn with libqrencode, decoded by
 /// zbar) and a camera path that does not exist.
 @Suite struct ConsoleScanFeedTests {
-    /// What a feed reported, from its thread.
-    final class Recorder: Sendable {
-        let codes = Locked<[String]>([])
-        let states = Locked<[ConsoleScanFeed.State]>([])
+    /// What a feed reported, from its thread. Each report signals `reported`, which is what a
+    /// test waits on: no polling, no sleeps.
+    final class Recorder: @unchecked Sendable {
+        // @unchecked: every field is read and written with `reported` locked.
+        private let reported = NSCondition()
+        private var codes: [String] = []
+        private var states: [ConsoleScanFeed.State] = []
+        private var stopped = false
+        private var reportsAfterStop = 0
 
-        var codeList: [String] { codes.withLock { $0 } }
-        var stateList: [ConsoleScanFeed.State] { states.withLock { $0 } }
+        /// What was reported so far, as one snapshot.
+        struct Reports {
+            var codeList: [String]
+            var stateList: [ConsoleScanFeed.State]
+        }
+
+        private func locked<Value>(_ body: () -> Value) -> Value {
+            reported.lock()
+            defer { reported.unlock() }
+            return body()
+        }
+
+        var codeList: [String] { locked { codes } }
+        var stateList: [ConsoleScanFeed.State] { locked { states } }
+        /// Reports that came after `stopReturned()`: a feed whose `stop()` returned must have none.
+        var lateReports: Int { locked { reportsAfterStop } }
+
+        /// Called once the feed's `stop()` has returned.
+        func stopReturned() { locked { stopped = true } }
+
+        private func record(code: String? = nil, state: ConsoleScanFeed.State? = nil) {
+            locked {
+                if stopped { reportsAfterStop += 1 }
+                if let code { codes.append(code) }
+                if let state { states.append(state) }
+                reported.broadcast()
+            }
+        }
 
         func feed(_ source: ConsoleScanFeed.Source, cooldown: TimeInterval = 3) -> ConsoleScanFeed {
             ConsoleScanFeed(source: source, cooldown: cooldown,
-                            onCode: { code in self.codes.withLock { $0.append(code) } },
-                            onState: { state in self.states.withLock { $0.append(state) } })
+                            onCode: { code in self.record(code: code) },
+                            onState: { state in self.record(state: state) })
         }
 
-        /// Waits (up to 20 s) until `condition` holds of what was reported.
-        func wait(until condition: (Recorder) -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if condition(self) { return true }
-                Thread.sleep(forTimeInterval: 0.01)
+        /// Waits until `condition` holds of what was reported, woken by each report. The 20 s
+        /// limit only keeps a broken feed from hanging the suite; nothing is timed.
+        func wait(until condition: (Reports) -> Bool) -> Bool {
+            let limit = Date().addingTimeInterval(20)
+            reported.lock()
+            defer { reported.unlock() }
+            while !condition(Reports(codeList: codes, stateList: states)) {
+                guard reported.wait(until: limit) else { return condition(Reports(codeList: codes, stateList: states)) }
             }
-            return condition(self)
+            return true
         }
     }
 
@@ -112,11 +146,12 @@ import Testing
             feed.start()
             #expect(recorder.wait { $0.codeList.count >= 3 })
             feed.stop()
+            recorder.stopReturned()
+            // stop() returns once the thread has ended, so no report can come any more: a
+            // late one would have been counted (no sleeping in the hope of seeing it).
             #expect(feed.isFinished)
-            let read = recorder.codeList.count
-            #expect(read < 4000, "stopped long before the end")
-            Thread.sleep(forTimeInterval: 0.2)
-            #expect(recorder.codeList.count == read, "nothing is reported after stop() returned")
+            #expect(recorder.codeList.count < 4000, "stopped long before the end")
+            #expect(recorder.lateReports == 0, "nothing is reported after stop() returned")
             #expect(!recorder.stateList.contains { $0.text.contains("finished") })
         }
     }
@@ -151,7 +186,9 @@ import Testing
         let feed = recorder.feed(.images([]))
         feed.stop()
         feed.start()
-        #expect(!feed.waitUntilFinished(timeout: 0.1))
+        // A feed that never started answers false at once; one that wrongly started would
+        // finish its empty list well within the limit and answer true.
+        #expect(!feed.waitUntilFinished(timeout: 20))
         #expect(recorder.stateList.isEmpty)
     }
 

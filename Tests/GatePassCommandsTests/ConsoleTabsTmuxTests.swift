@@ -56,13 +56,12 @@ import Testing
                     "the tab bar appears after the login")
         }
 
-        /// Waits for the console's exit status (written by the shell after it ends).
+        /// Waits for the console's exit status (written by the shell after it ends, which then
+        /// signals; nil when no signal came within `timeout`). A status already written is
+        /// answered at once: tmux wakes only the first wait for a signal.
         func exitStatus(timeout: TimeInterval = 10) -> String? {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if let text = try? String(contentsOfFile: exitFile, encoding: .utf8), text.hasSuffix("\n") { return text }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
+            if let text = try? String(contentsOfFile: exitFile, encoding: .utf8), text.hasSuffix("\n") { return text }
+            guard tmux.waitForConsoleExit(timeout: timeout) else { return nil }
             return try? String(contentsOfFile: exitFile, encoding: .utf8)
         }
 
@@ -97,7 +96,8 @@ import Testing
         let tmux = Tmux()
         defer { tmux.kill() }
         let console = ([binary.path, "console", "--server", "http://127.0.0.1:\(server.port)"] + extra).map(quoted).joined(separator: " ")
-        let command = "\(environment) GATEPASS_STATE_DIR=\(quoted(directory + "/state")) HOME=\(quoted(directory)) \(console); echo EXIT=$? > \(quoted(directory + "/exit")); sleep 60"
+        let command = "\(environment) GATEPASS_STATE_DIR=\(quoted(directory + "/state")) HOME=\(quoted(directory)) \(console); "
+            + tmux.afterConsole(writingStatusTo: quoted(directory + "/exit"))
         try tmux.run(["new-session", "-d", "-s", "console", "-x", "110", "-y", "32", command])
         try body(Run(tmux: tmux, server: server, directory: directory, shortIds: shortIds))
     }

@@ -43,6 +43,24 @@ struct TestFailureText: Error { var text: String; init(_ text: String) { self.te
             return false
         }
 
+        /// The tmux channel the pane's shell signals once the console has ended.
+        static let exitChannel = "console-exit"
+
+        /// What a pane's command runs after the console: its status to `file`, then the signal
+        /// on `exitChannel` (tmux remembers it for a waiter that comes later).
+        func afterConsole(writingStatusTo file: String) -> String {
+            "echo EXIT=$? > \(file); /usr/bin/tmux -L \(socket) wait-for -S \(Self.exitChannel); sleep 60"
+        }
+
+        /// Waits for the pane's shell to signal that the console ended (tmux `wait-for`): woken
+        /// by the signal, not by polling. The limit only keeps a console that never ends from
+        /// hanging the suite.
+        func waitForConsoleExit(timeout: TimeInterval = 10) -> Bool {
+            let command = "/usr/bin/timeout \(Int(timeout.rounded(.up))) /usr/bin/tmux -L \(socket) wait-for \(Self.exitChannel)"
+                + " </dev/null >/dev/null 2>&1"
+            return system(command) == 0
+        }
+
         func kill() { _ = try? run(["kill-server"]) }
     }
 
@@ -63,7 +81,8 @@ struct TestFailureText: Error { var text: String; init(_ text: String) { self.te
         try DemoData.seed(store: server.store, now: Date(), timeZone: .current)
         let tmux = Tmux()
         defer { tmux.kill() }
-        let command = "\(extra) GATEPASS_STATE_DIR=\(directory)/state \(binary.path) console --server http://127.0.0.1:\(server.port); echo EXIT=$? > \(directory)/exit; sleep 60"
+        let command = "\(extra) GATEPASS_STATE_DIR=\(directory)/state \(binary.path) console --server http://127.0.0.1:\(server.port); "
+            + tmux.afterConsole(writingStatusTo: "\(directory)/exit")
         try tmux.run(["new-session", "-d", "-s", "console", "-x", "110", "-y", "32", command])
         try body(tmux, server, directory)
     }
@@ -101,8 +120,7 @@ struct TestFailureText: Error { var text: String; init(_ text: String) { self.te
             #expect(try tmux.waitFor("Awaiting approval"))
             #expect(!(try tmux.screen().contains("Live Larry")))
             try tmux.keys("q")
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline, !FileManager.default.fileExists(atPath: directory + "/exit") { Thread.sleep(forTimeInterval: 0.1) }
+            #expect(tmux.waitForConsoleExit())
             #expect((try? String(contentsOfFile: directory + "/exit", encoding: .utf8)) == "EXIT=0\n")
         }
     }

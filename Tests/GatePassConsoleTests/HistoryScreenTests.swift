@@ -4,6 +4,7 @@ import GatePassCore
 import Testing
 @testable import GatePassClient
 @testable import GatePassConsole
+@testable import GatePassConsoleServices
 
 @Suite struct HistoryScreenTests {
     static let utc = TimeZone(identifier: "UTC")!

@@ -4,6 +4,7 @@ import GatePassClient
 import GatePassCore
 import Testing
 @testable import GatePassConsole
+@testable import GatePassConsoleServices
 
 @Suite struct LoginScreenTests {
     static let ana = ConsoleUser(name: "Ana Pop", email: "ana@example.com", role: .approver, server: "http://gate.test")

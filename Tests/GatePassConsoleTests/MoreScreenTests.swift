@@ -4,6 +4,7 @@ import GatePassCore
 import Testing
 @testable import GatePassClient
 @testable import GatePassConsole
+@testable import GatePassConsoleServices
 
 @Suite struct MoreScreenTests {
     func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }

@@ -1,6 +1,7 @@
 import CurlHTTP
 import Foundation
 import GatePassClient
+import GatePassConsole
 import GatePassCore
 import Synchronization
 
