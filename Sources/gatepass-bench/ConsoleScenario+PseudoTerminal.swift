@@ -3,6 +3,7 @@ import CursesTerminal
 import Foundation
 import GatePassClient
 import GatePassConsole
+import GatePassConsoleServices
 import GatePassCore
 import GatePassServer
 import LoopbackHTTP
