@@ -167,7 +167,7 @@ public final class KioskRunner: @unchecked Sendable {
                 outbox?.poke()
                 return .queued(code: code)
             case .refused(let status, _, _):
-                return .refused(status: status, code: code)
+                return .refused(ScanResult(refusalStatus: status), code: code)
             case .needsLogin(_, let message):
                 log("the server refused this kiosk's session (\(message)); log in again — scans are queued meanwhile")
                 return .queued(code: code)

@@ -38,7 +38,7 @@ extension ClientCoreServices: ScanServices {
             case .refused(let status, _, let message):
                 // 404 and 400 are the pass's fault (unknown, not a pass); anything else (403…)
                 // is said in the server's words.
-                if status == 404 || status == 400 { return .refused(status: status, code: code) }
+                if status == 404 || status == 400 { return .refused(ScanResult(refusalStatus: status), code: code) }
                 return GateDecision(outcome: .denied, code: code, reason: "refused by the server: \(message)")
             case .needsLogin(_, let message):
                 return Self.waitingForLogin(code: code, message: message)

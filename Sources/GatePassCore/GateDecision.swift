@@ -53,10 +53,12 @@ public struct GateDecision: Sendable, Equatable, Codable {
         }
     }
 
-    /// The decision for a refusal without a check-in answer (404 unknown pass, 400 not a pass).
-    public static func refused(status: Int, code: String) -> GateDecision {
-        GateDecision(outcome: .denied, code: code, result: status == 404 ? ScanResult.notFound.rawValue : ScanResult.invalid.rawValue,
-                     reason: status == 404 ? "unknown pass" : "not a Gate Pass code")
+    /// The decision for a refusal without a check-in answer: an unknown pass (`.notFound`)
+    /// or a code that is not a pass (any other result).
+    public static func refused(_ result: ScanResult, code: String) -> GateDecision {
+        let unknown = result == .notFound
+        return GateDecision(outcome: .denied, code: code, result: unknown ? ScanResult.notFound.rawValue : ScanResult.invalid.rawValue,
+                            reason: unknown ? "unknown pass" : "not a Gate Pass code")
     }
 
     /// An approver's decision arriving on the event stream for a visitor the gate asked about.

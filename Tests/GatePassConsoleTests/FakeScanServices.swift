@@ -36,7 +36,7 @@ final class FakeScanServices: ScanServices {
         calls.append("checkIn \(code)\(confirmApprovalRequest ? " confirm" : "")")
         let key = CheckInKey(code: code, confirm: confirmApprovalRequest)
         checkInCalls.append(key)
-        return checkIns[key] ?? .refused(status: 404, code: code)
+        return checkIns[key] ?? .refused(.notFound, code: code)
     }
 
     func lookup(_ query: String) throws(ConsoleError) -> [Visitor] {

@@ -29,8 +29,8 @@ import Testing
     }
 
     @Test func refusalsWithoutAVisitorNameTheCode() {
-        #expect(GateDecision.refused(status: 404, code: "ZZZZZZZZ").line == "DENIED  ZZZZZZZZ — unknown pass")
-        #expect(GateDecision.refused(status: 400, code: "hello").line == "DENIED  hello — not a Gate Pass code")
+        #expect(GateDecision.refused(.notFound, code: "ZZZZZZZZ").line == "DENIED  ZZZZZZZZ — unknown pass")
+        #expect(GateDecision.refused(.invalid, code: "hello").line == "DENIED  hello — not a Gate Pass code")
         #expect(GateDecision.queued(code: "K7Q2M9XD").outcome == .queuedOffline)
         #expect(GateDecision.queued(code: "K7Q2M9XD").line.hasPrefix("QUEUED OFFLINE  K7Q2M9XD — "))
     }

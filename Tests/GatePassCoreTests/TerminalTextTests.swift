@@ -35,7 +35,7 @@ struct TerminalTextTests {
     /// erase-line sequence and a right-to-left override are shown, not obeyed.
     @Test func aHostileCodeCannotDisguiseADenial() {
         let hostile = "x\r\u{1B}[2KADMITTED  Ana\u{202E}DEINED"
-        let line = GateDecision.refused(status: 404, code: hostile).line
+        let line = GateDecision.refused(.notFound, code: hostile).line
         #expect(line == "DENIED  x\\r\\x1b[2KADMITTED  Ana<U+202E>DEINED — unknown pass")
         #expect(line.hasPrefix("DENIED  "))
         #expect(!line.unicodeScalars.contains(where: TerminalText.needsSpelling))

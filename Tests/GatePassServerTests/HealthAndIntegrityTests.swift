@@ -12,7 +12,7 @@ import Testing
     /// makes every write fail with SQLITE_READONLY). Tests run as root, whom file modes do not
     /// stop, so the read-only condition is made inside SQLite, on the writer itself.
     static func makeWriterReadOnly(_ server: TestServer, _ readOnly: Bool) throws {
-        try server.store.writer.outsideTransaction { db in try db.executeScript("PRAGMA query_only = \(readOnly ? "ON" : "OFF")") }
+        try server.store.sqlite.writer.outsideTransaction { db in try db.executeScript("PRAGMA query_only = \(readOnly ? "ON" : "OFF")") }
     }
 
     @Test func healthzIs503WhenTheDatabaseCannotBeWrittenAndProbesAtMostOnceASecond() throws {
@@ -104,7 +104,7 @@ import Testing
         try withServer { server in
             #expect(try server.get("/api/healthz").status == 200)
             // Everything into the main file, so that new readers read page 1 from it.
-            _ = try server.store.writer.outsideTransaction { db in try db.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
+            _ = try server.store.sqlite.writer.outsideTransaction { db in try db.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
             let handle = try #require(FileHandle(forUpdatingAtPath: server.store.path))
             handle.write(Data(repeating: 0x5A, count: 100))
             try handle.close()

@@ -3,15 +3,13 @@ import GatePassCore
 import SQLite
 import Synchronization
 
-/// The server's SQLite database: one group-commit writer and a pool of readers over one
-/// file in WAL mode, with foreign keys on and the schema migrated at open.
-public final class ServerDatabase: Sendable {
-    public let path: String
+/// The SQLite engine under `ServerDatabase`: one group-commit writer and a pool of readers
+/// over one file in WAL mode, with foreign keys on and the schema migrated at open.
+final class SQLiteEngine: DatabaseEngine {
+    let path: String
     let writer: GroupCommitWriter
     let readers: ReaderPool
     let busyTimeoutMilliseconds: Int32
-    /// Bumped after every committed write, so derived answers (stats) can be cached safely.
-    let writeGeneration = Atomic<UInt64>(0)
 
     /// Opens or creates the database at `path` with owner-only permissions, checks it
     /// (`PRAGMA quick_check`) and migrates it.
@@ -19,7 +17,7 @@ public final class ServerDatabase: Sendable {
     /// - Parameter busyTimeoutMilliseconds: how long a statement waits for another process's
     ///   lock before the request answers 503.
     /// - Throws: `SQLiteError`, also when the file is not a sound database.
-    public init(path: String, synchronous: String = "FULL", busyTimeoutMilliseconds: Int32 = 5_000) throws {
+    init(path: String, synchronous: String, busyTimeoutMilliseconds: Int32) throws {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         // Made 0600 before SQLite sees it: SQLite gives the WAL and shm files the database
@@ -27,11 +25,11 @@ public final class ServerDatabase: Sendable {
         try Connection.createPrivateFile(at: path)
         let connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         do {
-            try ServerDatabase.checkIntegrity(connection, path: path)
+            try SQLiteEngine.checkIntegrity(connection, path: path)
             try connection.executeScript("""
                 PRAGMA journal_mode = WAL;
                 PRAGMA foreign_keys = ON;
-                PRAGMA synchronous = \(ServerDatabase.validatedSynchronous(synchronous));
+                PRAGMA synchronous = \(SQLiteEngine.validatedSynchronous(synchronous));
                 PRAGMA temp_store = MEMORY;
                 PRAGMA cache_size = -16000;
                 """)
@@ -78,21 +76,15 @@ public final class ServerDatabase: Sendable {
         return upper
     }
 
-    /// Runs `body` in a durable write transaction (see `GroupCommitWriter`).
     func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
-        try writeConnection { db in try body(SQLiteTransaction(db)) }
+        try writer.write { db in try body(SQLiteTransaction(db)) }
     }
 
-    /// Queues `body` for the writer and returns at once; `completion` runs after the commit.
     func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit({ db in try body(SQLiteTransaction(db)) }) { [self] result in
-            writeGeneration.add(1, ordering: .releasing)
-            completion(result)
-        }
+        writer.submit({ db in try body(SQLiteTransaction(db)) }, completion: completion)
     }
 
-    /// Runs `body` on a reader connection, in one read transaction.
     func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
         try readers.read { db in try body(SQLiteTransaction(db)) }
     }
@@ -100,67 +92,20 @@ public final class ServerDatabase: Sendable {
     /// The SQLite connection itself, for the store's own work and for tests that must reach
     /// under the repositories (to damage a row, say). Nothing outside Store/ uses these.
     func writeConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) throws -> T {
-        defer { writeGeneration.add(1, ordering: .releasing) }
-        return try writer.write(body)
+        try writer.write(body)
     }
 
     func readConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         try readers.read(body)
     }
 
-    /// Finishes queued writes, checkpoints the WAL and closes every connection.
-    /// Refuses the writes still queued and every later one (see `GroupCommitWriter.refuseQueued`).
     func refuseQueuedWrites() {
         writer.refuseQueued()
     }
 
-    public func close() {
+    func close() {
         writer.close()
         readers.close()
     }
 }
 
-extension ShortID {
-    /// A short id as this server stores it: canonical already. Any other spelling was not
-    /// written by us, so it is not understood (even if a person's typing of it would be).
-    init?(stored text: String) {
-        guard let id = ShortID(text), id.rawValue == text else { return nil }
-        self = id
-    }
-}
-
-/// Conversions between the domain's types and the columns.
-extension Date {
-    var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
-    init(milliseconds: Int64) { self.init(timeIntervalSince1970: Double(milliseconds) / 1000) }
-}
-
-extension Row {
-    func date(_ column: Int32) throws(SQLiteError) -> Date { Date(milliseconds: try int64(column)) }
-    func optionalDate(_ column: Int32) throws(SQLiteError) -> Date? { isNull(column) ? nil : try date(column) }
-}
-
-/// A new UUID, version 7 (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits
-/// from the kernel's CSPRNG (getrandom, no file to open). Time-ordered ids land at the end
-/// of their indexes instead of on random pages, which keeps inserts cheap.
-func newIdentifier(now: Date = Date()) -> String {
-    var generator = SystemRandomNumberGenerator()
-    let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
-    let random = generator.next() as UInt64
-    let more = generator.next() as UInt64
-    var bytes = [UInt8](repeating: 0, count: 16)
-    for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
-    bytes[6] = 0x70 | UInt8(truncatingIfNeeded: random >> 60)          // version 7
-    bytes[7] = UInt8(truncatingIfNeeded: random >> 52)
-    bytes[8] = 0x80 | (UInt8(truncatingIfNeeded: random >> 44) & 0x3F)  // RFC 9562 variant
-    for index in 9..<16 { bytes[index] = UInt8(truncatingIfNeeded: more >> (8 * UInt64(index - 9))) }
-    let hex = Array("0123456789abcdef")
-    var text = ""
-    text.reserveCapacity(36)
-    for (index, byte) in bytes.enumerated() {
-        if index == 4 || index == 6 || index == 8 || index == 10 { text.append("-") }
-        text.append(hex[Int(byte >> 4)])
-        text.append(hex[Int(byte & 0x0F)])
-    }
-    return text
-}

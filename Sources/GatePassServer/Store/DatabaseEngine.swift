@@ -1,0 +1,21 @@
+/// A database under `ServerDatabase`: how transactions are run on it. SQLite is one
+/// (Store/SQLite); another database is another conformance, and nothing above the store
+/// changes.
+protocol DatabaseEngine: Sendable {
+    /// Runs `body` in a read transaction.
+    func read<T>(_ body: (any Transaction) throws -> T) throws -> T
+    /// Runs `body` in a durable write transaction and returns after its commit.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T
+    /// Queues `body` for a durable write transaction and returns at once; `completion` runs
+    /// after the commit (or the failure).
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
+                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// Throws unless a fresh connection can read the database's schema.
+    func probeReadable() throws
+    /// Throws unless the database can be written now.
+    func probeWritable() throws
+    /// Refuses the writes still queued and every later one (a stop's grace period is over).
+    func refuseQueuedWrites()
+    /// Finishes work in progress and closes every connection.
+    func close()
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Synchronization
+
+/// The server's database: transactions of repositories (`Transaction`) over an engine,
+/// SQLite today. Everything above the store (handlers, auth, the event hub) sees only this.
+public final class ServerDatabase: Sendable {
+    let engine: any DatabaseEngine
+    /// Bumped after every committed write, so derived answers (stats) can be cached safely.
+    let writeGeneration = Atomic<UInt64>(0)
+
+    init(engine: any DatabaseEngine) {
+        self.engine = engine
+    }
+
+    /// Opens or creates the SQLite database at `path` with owner-only permissions, checks it
+    /// (`PRAGMA quick_check`) and migrates it.
+    /// - Parameter synchronous: SQLite's `synchronous` mode for the writer (see README).
+    /// - Parameter busyTimeoutMilliseconds: how long a statement waits for another process's
+    ///   lock before the request answers 503.
+    /// - Throws: `SQLiteError`, also when the file is not a sound database.
+    public convenience init(path: String, synchronous: String = "FULL", busyTimeoutMilliseconds: Int32 = 5_000) throws {
+        self.init(engine: try SQLiteEngine(path: path, synchronous: synchronous,
+                                           busyTimeoutMilliseconds: busyTimeoutMilliseconds))
+    }
+
+    /// Runs `body` in a durable write transaction and returns after its commit.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
+        defer { writeGeneration.add(1, ordering: .releasing) }
+        return try engine.write(body)
+    }
+
+    /// Queues `body` for the writer and returns at once; `completion` runs after the commit.
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
+                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        engine.writeAsync(body) { [self] result in
+            writeGeneration.add(1, ordering: .releasing)
+            completion(result)
+        }
+    }
+
+    /// Runs `body` in one read transaction.
+    func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
+        try engine.read(body)
+    }
+
+    func probeReadable() throws { try engine.probeReadable() }
+    func probeWritable() throws { try engine.probeWritable() }
+
+    /// The end of a stop's grace period: writes still queued are refused (503, not applied),
+    /// and so is every later one.
+    func refuseQueuedWrites() { engine.refuseQueuedWrites() }
+
+    /// Finishes queued writes and closes every connection.
+    public func close() { engine.close() }
+}
