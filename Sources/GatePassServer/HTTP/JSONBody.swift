@@ -212,17 +212,9 @@ enum StrictJSON {
     }
 }
 
-/// A keyset position in a list ordered by (time DESC, seq DESC), opaque to clients.
-struct ListCursor: Equatable {
-    var time: Int64
-    var seq: Int64
-
+/// The cursor as clients see it: an opaque token.
+extension ListCursor {
     var token: String { Base64URLText.encode("v1:\(time):\(seq)") }
-
-    init(time: Int64, seq: Int64) {
-        self.time = time
-        self.seq = seq
-    }
 
     init(token: String) throws(APIError) {
         guard token.utf8.count <= 128, let text = Base64URLText.decode(token) else {
@@ -232,7 +224,6 @@ struct ListCursor: Equatable {
         guard parts.count == 3, parts[0] == "v1", let time = Int64(parts[1]), let seq = Int64(parts[2]) else {
             throw .badRequest("cursor is not a cursor this server gave out")
         }
-        self.time = time
-        self.seq = seq
+        self.init(time: time, seq: seq)
     }
 }

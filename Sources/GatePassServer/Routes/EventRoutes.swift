@@ -85,8 +85,8 @@ extension GatePassApplication {
         }
         let limit = try Field.limit(query)
         let cursor = try Field.cursor(query)
-        let rows = try tx.push.deliveries(organizationId: call.caller.organizationId, token: token, limit: limit + 1,
-                                          before: cursor?.seq)
+        let rows = try tx.push.deliveries(organizationId: call.caller.organizationId, token: token, after: cursor,
+                                          limit: limit + 1)
         let items = Array(rows.prefix(limit))
         let next = rows.count > limit ? items.last.map { ListCursor(time: $0.createdAt.date.milliseconds, seq: $0.eventId).token } : nil
         return JSONBody.response(Page(items: items, nextCursor: next))

@@ -23,7 +23,7 @@ extension GatePassApplication {
         case "true": unreadOnly = true
         default: throw APIError.badRequest("unread must be true or false")
         }
-        let rows = try tx.notifications.list(for: call.caller.user, unreadOnly: unreadOnly, before: cursor?.seq,
+        let rows = try tx.notifications.list(for: call.caller.user, unreadOnly: unreadOnly, after: cursor,
                                              limit: limit + 1)
         let items = Array(rows.prefix(limit))
         let next = rows.count > limit ? items.last.map { ListCursor(time: $0.createdAt.date.milliseconds, seq: Int64($0.id)!).token } : nil

@@ -48,7 +48,8 @@ extension GatePassApplication {
     }
 
     /// The check-in of api.md: decided by the domain's table, stored with its scan in the
-    /// same transaction. The single writer serializes check-ins, so two kiosks scanning one
+    /// same transaction. The visitor's change is conditional on the status it was decided from
+    /// (`VisitorRepository.updateState`), so on any database two kiosks scanning one
     /// pass at once get exactly one CHECKED_IN.
     func checkIn(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(CheckInBody.self, from: call.request.body)

@@ -17,6 +17,7 @@ protocol DirectoryRepository {
                     now: Date) throws -> Profile
 }
 
-enum Directory {
-    static let defaultCheckpointName = "Main gate"
+extension Checkpoint {
+    /// The name of the checkpoint every organization is created with.
+    static let defaultName = "Main gate"
 }

@@ -6,8 +6,8 @@ import GatePassCore
 /// they read each.
 protocol NotificationRepository {
     /// `user`'s notifications, newest first: at most `limit`, only unread ones when
-    /// `unreadOnly`, only events before `before` when given.
-    func list(for user: Profile, unreadOnly: Bool, before: Int64?, limit: Int) throws -> [NotificationItem]
+    /// `unreadOnly`, the page after `cursor` when given (by event id).
+    func list(for user: Profile, unreadOnly: Bool, after cursor: ListCursor?, limit: Int) throws -> [NotificationItem]
 
     /// `user`'s notification of event `id`, unless it does not exist, is not theirs or was deleted.
     func notification(id: Int64, for user: Profile) throws -> NotificationItem?

@@ -72,6 +72,6 @@ public enum PushRegistry {
 
     /// `gatepass push-deliveries --db`.
     public static func deliveries(store: ServerDatabase, token: String, limit: Int) throws -> [PushDelivery] {
-        try store.read { tx in try tx.push.deliveries(organizationId: nil, token: token, limit: limit, before: nil) }
+        try store.read { tx in try tx.push.deliveries(organizationId: nil, token: token, after: nil, limit: limit) }
     }
 }

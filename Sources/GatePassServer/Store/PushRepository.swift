@@ -34,8 +34,8 @@ protocol PushRepository {
     func deliveryStatus(token: String, eventId: Int64) throws -> String?
 
     /// The delivery log of one token, newest first (only within `organizationId` when given),
-    /// at most `limit` rows, only events before `before` when given.
-    func deliveries(organizationId: String?, token: String, limit: Int, before: Int64?) throws -> [PushDelivery]
+    /// at most `limit` rows, the page after `cursor` when given (by event id).
+    func deliveries(organizationId: String?, token: String, after cursor: ListCursor?, limit: Int) throws -> [PushDelivery]
 
     /// Records that `token`'s pending delivery of `eventId` was handed over at `now`.
     func markDelivered(token: String, eventId: Int64, now: Date) throws

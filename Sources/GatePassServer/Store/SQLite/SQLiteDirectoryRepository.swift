@@ -36,7 +36,7 @@ struct SQLiteDirectoryRepository: DirectoryRepository {
         try db.execute("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)", [id, name, now.milliseconds])
         try db.execute("""
             INSERT INTO checkpoints (id, organization_id, name, is_default, created_at) VALUES (?, ?, ?, 1, ?)
-            """, [newIdentifier(), id, Directory.defaultCheckpointName, now.milliseconds])
+            """, [newIdentifier(), id, Checkpoint.defaultName, now.milliseconds])
         return id
     }
 

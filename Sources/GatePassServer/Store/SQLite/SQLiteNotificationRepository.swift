@@ -27,7 +27,7 @@ struct SQLiteNotificationRepository: NotificationRepository {
                          createdAt: Timestamp(try row.date(4)), readAt: try row.optionalDate(5).map(Timestamp.init))
     }
 
-    func list(for user: Profile, unreadOnly: Bool, before: Int64?, limit: Int) throws -> [NotificationItem] {
+    func list(for user: Profile, unreadOnly: Bool, after cursor: ListCursor?, limit: Int) throws -> [NotificationItem] {
         let scope = Self.scope(user)
         var sql = """
             SELECT \(Self.columns) FROM events e
@@ -36,12 +36,7 @@ struct SQLiteNotificationRepository: NotificationRepository {
             """
         var arguments: [any SQLBindable] = [user.id] + scope.arguments
         if unreadOnly { sql += " AND m.read_at IS NULL" }
-        if let before {
-            sql += " AND e.id < ?"
-            arguments.append(before)
-        }
-        sql += " ORDER BY e.id DESC LIMIT ?"
-        arguments.append(limit)
+        KeysetOrder.bySequence("e.id").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
         return try db.query(sql, arguments, Self.notification)
     }
 

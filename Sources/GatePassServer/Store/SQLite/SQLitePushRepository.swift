@@ -65,7 +65,7 @@ struct SQLitePushRepository: PushRepository {
         }
     }
 
-    func deliveries(organizationId: String?, token: String, limit: Int, before: Int64?) throws -> [PushDelivery] {
+    func deliveries(organizationId: String?, token: String, after cursor: ListCursor?, limit: Int) throws -> [PushDelivery] {
         var sql = """
             SELECT p.event_id, e.kind, p.token, p.user_id, p.status, p.created_at, p.finished_at
             FROM push_deliveries p JOIN events e ON e.id = p.event_id WHERE 1 = 1
@@ -77,12 +77,8 @@ struct SQLitePushRepository: PushRepository {
         }
         sql += " AND p.token = ?"
         arguments.append(token)
-        if let before {
-            sql += " AND p.event_id < ?"
-            arguments.append(before)
-        }
-        sql += " ORDER BY p.event_id DESC, p.token LIMIT ?"
-        arguments.append(limit)
+        // One token's deliveries: the event id alone orders them.
+        KeysetOrder.bySequence("p.event_id").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
         return try db.query(sql, arguments) { row in
             PushDelivery(eventId: try row.int64(0), kind: try row.string(1), token: try row.string(2),
                          userId: try row.string(3), status: try row.string(4), createdAt: Timestamp(try row.date(5)),
