@@ -87,14 +87,14 @@ final class FuzzedServer: Sendable {
         guard wantsOwner || wantsScanner else { return input }
         let application = server.application
         let owner = self.owner
-        let (login, scanner): (TokenClaims, TokenClaims?) = try! server.store.writeConnection { db in
+        let (login, scanner): (TokenClaims, TokenClaims?) = try! server.store.write { tx in
             let now = Date()
             let login = try Sessions.create(userId: owner.id, kind: .login, parent: nil, checkpointId: nil, now: now,
-                                            lifetime: 3600, db)
+                                            lifetime: 3600, tx)
             guard wantsScanner else { return (login, nil) }
-            let checkpoint = try Directory.defaultCheckpoint(organizationId: owner.organizationId, db)!
+            let checkpoint = try tx.checkpoints.defaultCheckpoint(organizationId: owner.organizationId)!
             let scanner = try Sessions.create(userId: owner.id, kind: .scanner, parent: login.sessionId,
-                                              checkpointId: checkpoint.id, now: now, lifetime: 3600, db)
+                                              checkpointId: checkpoint.id, now: now, lifetime: 3600, tx)
             return (login, scanner)
         }
         var output = input.replacing(ownerMark, with: Array(application.signer.sign(login).utf8))
