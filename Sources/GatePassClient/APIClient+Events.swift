@@ -1,38 +1,37 @@
 import CurlHTTP
 import Foundation
+import GatePassAPI
 import GatePassCore
 
 // The notification list of api.md and the push-token registry's operator routes.
 extension APIClient {
     public func notifications(token: String, unreadOnly: Bool = false, limit: Int? = nil,
                               cursor: String? = nil) throws(ClientError) -> Page<NotificationItem> {
-        try request(Page<NotificationItem>.self, "GET",
-                    "/api/notifications" + Self.query([("unread", unreadOnly ? "true" : nil), ("limit", limit.map(String.init)),
-                                                       ("cursor", cursor)]),
+        try request(Page<NotificationItem>.self, .notificationsList,
+                    query: [("unread", unreadOnly ? "true" : nil), ("limit", limit.map(String.init)), ("cursor", cursor)],
                     token: token)
     }
 
     public func readNotification(token: String, id: String) throws(ClientError) -> NotificationItem {
-        try request(NotificationItem.self, "POST", "/api/notifications/\(Self.segment(id))/read", token: token)
+        try request(NotificationItem.self, .notificationsRead, id, token: token)
     }
 
     public func deleteNotification(token: String, id: String) throws(ClientError) {
-        _ = try send("DELETE", "/api/notifications/\(Self.segment(id))", token: token)
+        _ = try send(.notificationsDelete, id, token: token)
     }
 
     /// `POST /api/admin/push-test` (OWNER/ADMIN): answered once every device got its test or
     /// `waitSeconds` ran out.
     public func pushTest(token: String, deviceToken: String?, waitSeconds: Double) throws(ClientError) -> Page<PushTestOutcome> {
         struct Body: Encodable { var token: String?; var waitSeconds: Double }
-        return try request(Page<PushTestOutcome>.self, "POST", "/api/admin/push-test", token: token,
+        return try request(Page<PushTestOutcome>.self, .adminPushTest, token: token,
                            json: Body(token: deviceToken, waitSeconds: waitSeconds))
     }
 
     public func pushDeliveries(token: String, deviceToken: String, limit: Int? = nil,
                                cursor: String? = nil) throws(ClientError) -> Page<PushDelivery> {
-        try request(Page<PushDelivery>.self, "GET",
-                    "/api/admin/push-deliveries" + Self.query([("token", deviceToken), ("limit", limit.map(String.init)),
-                                                               ("cursor", cursor)]),
+        try request(Page<PushDelivery>.self, .adminPushDeliveries,
+                    query: [("token", deviceToken), ("limit", limit.map(String.init)), ("cursor", cursor)],
                     token: token)
     }
 }

@@ -1,5 +1,6 @@
 import CurlHTTP
 import Foundation
+import GatePassAPI
 import GatePassCore
 import Synchronization
 
@@ -195,7 +196,8 @@ public final class EventStreamConsumer: Sendable {
         var headers: [(name: String, value: String)] = [("Authorization", "Bearer \(token)"), ("Accept", "text/event-stream")]
         if let deviceToken = configuration.deviceToken { headers.append(("X-Device-Token", deviceToken)) }
         if let lastID = lastDeliveredID { headers.append(("Last-Event-ID", String(lastID))) }
-        let request = CurlRequest(method: "GET", url: server + "/api/events", headers: headers)
+        let request = CurlRequest(method: Endpoint.eventsStream.method.rawValue, url: server + Endpoint.eventsStream.path(),
+                                  headers: headers)
 
         var parser = ServerSentEventParser(maxEventBytes: configuration.maxEventBytes)
         // The callbacks below escape, so they cannot capture the inout parameter itself.
@@ -231,14 +233,14 @@ public final class EventStreamConsumer: Sendable {
         case 200 where contentType.hasPrefix("text/event-stream"):
             return .dropped(.transient(status: nil, message: "the server closed the event stream"), wasLive: wasLive)
         case 200:
-            return .dropped(.decoding("/api/events answered \(contentType.isEmpty ? "no content type" : contentType), not text/event-stream"),
+            return .dropped(.decoding("\(Endpoint.eventsStream.pathPattern) answered \(contentType.isEmpty ? "no content type" : contentType), not text/event-stream"),
                             wasLive: false)
         case 401:
             return .sessionEnded(.unauthorized("the server ended this session; log in again"))
         case 403:
             return .sessionEnded(.permanent(status: 403, code: "FORBIDDEN", message: "this login may not follow events"))
         default:
-            return .dropped(.transient(status: status, message: "/api/events answered \(status)"), wasLive: false)
+            return .dropped(.transient(status: status, message: "\(Endpoint.eventsStream.pathPattern) answered \(status)"), wasLive: false)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import GatePassServer
 import LoopbackHTTP
@@ -448,7 +449,7 @@ final class EventsSubscriberSet: @unchecked Sendable {
         subscribers.reserveCapacity(count)
         var failure: Error?
         for index in 0..<count {
-            let request = "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+            let request = "GET \(Endpoint.eventsStream.path()) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
                 + "Authorization: Bearer \(tokens[index % tokens.count])\r\nAccept: text/event-stream\r\n"
                 + "Cache-Control: no-cache\r\n\r\n"
             do {
@@ -679,7 +680,7 @@ func eventsCheckIns(_ passes: ArraySlice<String>, rate: Double?, port: UInt16, s
         }
         let body = Array(#"{"shortId":"\#(shortId)"}"#.utf8)
         let sent = monotonicNanoseconds()
-        let response = try http.send("POST", "/api/visitor-scanner/checkin", headers: headers, body: body)
+        let response = try http.send("POST", Endpoint.scannerCheckIn.path(), headers: headers, body: body)
         let answered = monotonicNanoseconds()
         guard response.status == 200, let json = response.json, json["result"] as? String == "CHECKED_IN",
               let scanId = json["scanId"] as? String
@@ -941,7 +942,7 @@ func runEventsScenario(_ options: Options) throws -> EventsReport {
     // The floor: the same reader, fed by one thread writing frames of the same size to
     // plain loopback sockets, with the same pacing. One real check-in gives the visitor's JSON.
     let sample = try LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
-        .send("POST", "/api/visitor-scanner/checkin", token: scanner, json: ["shortId": take(1).first!])
+        .send("POST", Endpoint.scannerCheckIn.path(), token: scanner, json: ["shortId": take(1).first!])
     guard let visitor = sample.json?["visitor"],
           let visitorData = try? JSONSerialization.data(withJSONObject: visitor, options: [.withoutEscapingSlashes])
     else { throw BenchFailure("check-in answered \(sample.status): \(sample.text.prefix(300))") }

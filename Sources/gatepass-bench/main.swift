@@ -2,6 +2,7 @@
 // in one run, on loopback only. See `gatepass-bench --help`.
 
 import Foundation
+import GatePassAPI
 import GatePassCore
 import GatePassServer
 import HTTPServer
@@ -398,11 +399,11 @@ func drive(_ name: String, route: String, port: UInt16, connections: Int, warmup
 /// Logs in through the real OTP routes (the server runs in dev mode).
 func login(email: String, port: UInt16) throws -> String {
     let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
-    let sent = try http.send("POST", "/api/auth/send-otp", json: ["email": email])
+    let sent = try http.send("POST", Endpoint.authSendOTP.path(), json: ["email": email])
     guard sent.status == 202 else { throw BenchFailure("send-otp answered \(sent.status): \(sent.text)") }
-    let peek = try http.get("/api/auth/dev-peek-otp?email=\(email)")
+    let peek = try http.get(Endpoint.authDevPeekOTP.path(query: [("email", email)]))
     guard let otp = peek.json?["otp"] as? String else { throw BenchFailure("dev-peek-otp gave no code: \(peek.text)") }
-    let verified = try http.send("POST", "/api/auth/verify-otp", json: ["email": email, "otp": otp])
+    let verified = try http.send("POST", Endpoint.authVerifyOTP.path(), json: ["email": email, "otp": otp])
     guard verified.status == 200, let token = verified.json?["token"] as? String else {
         throw BenchFailure("verify-otp answered \(verified.status): \(verified.text)")
     }
@@ -411,7 +412,7 @@ func login(email: String, port: UInt16) throws -> String {
 
 func scannerToken(loginToken: String, port: UInt16) throws -> String {
     let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
-    let response = try http.send("POST", "/api/visitor-scanner/token", token: loginToken, json: [String: Any]())
+    let response = try http.send("POST", Endpoint.scannerToken.path(), token: loginToken, json: [String: Any]())
     guard response.status == 201, let token = response.json?["scannerToken"] as? String else {
         throw BenchFailure("POST /api/visitor-scanner/token answered \(response.status): \(response.text)")
     }
@@ -441,7 +442,7 @@ func seedVisitors(count: Int, startingAt first: Int, port: UInt16, token: String
                 + #""email":"visitor\#(number)@bench.example","phone":"+40 7\#(String(format: "%08d", number))","#
                 + #""purpose":"Benchmark","hostName":"Olivia Owner","validFrom":"\#(validFrom)","validUntil":"\#(validUntil)"}"#
             do {
-                let response = try http.send("POST", "/api/visitors", headers: headers, body: Array(body.utf8))
+                let response = try http.send("POST", Endpoint.visitorsCreate.path(), headers: headers, body: Array(body.utf8))
                 guard response.status == 201, let shortId = response.json?["shortId"] as? String else {
                     results[index].firstError = "POST /api/visitors answered \(response.status): \(response.text)"
                     break
@@ -590,14 +591,14 @@ func printTable(_ report: Report) {
     out += row("ceiling GET / (after)", report.ceilingAfter, ratio: "", goal: "") + "\n"
     out += "ceiling (mean of both)".padding(toLength: 36, withPad: " ", startingAt: 0)
         + format(report.ceilingRequestsPerSecond, 0).leftPadded(9) + "\n"
-    out += row("GET /api/visitor-scanner/stats", report.stats, ratio: format(report.statsRatio, 3),
+    out += row(Endpoint.scannerStats.name, report.stats, ratio: format(report.statsRatio, 3),
                goal: ">= \(report.statsGoal): " + (report.statsGoalMet ? "met" : "NOT met")) + "\n"
     let checkinGoal: String = switch report.checkinGoalMet {
     case .some(true): "met"
     case .some(false): "NOT met"
     case .none: "applies to synchronous=FULL"
     }
-    out += row("POST /api/visitor-scanner/checkin", report.checkin, ratio: format(report.checkinRatio, 3),
+    out += row(Endpoint.scannerCheckIn.name, report.checkin, ratio: format(report.checkinRatio, 3),
                goal: ">= \(report.checkinGoal) with FULL: " + checkinGoal) + "\n\n"
     if let c = report.checkinCommits {
         out += "checkin: \(c.jobs) write jobs in \(c.commits) group commits (\(format(c.jobsPerCommit, 1)) jobs per commit/fsync), "
@@ -668,7 +669,7 @@ func runServerScenario(_ options: Options) throws -> Report {
     progress("seeded \(seeded.count) visitors in \(format(seedSeconds, 2)) s with \(seedConnections) concurrent clients")
 
     // Sanity: the stats see every seeded visitor as expected today.
-    let check = try LoopbackHTTPClient(host: "127.0.0.1", port: port).get("/api/visitor-scanner/stats", token: scanner)
+    let check = try LoopbackHTTPClient(host: "127.0.0.1", port: port).get(Endpoint.scannerStats.path(), token: scanner)
     guard check.status == 200, let expected = check.json?["expectedToday"] as? Int else {
         throw BenchFailure("GET /api/visitor-scanner/stats answered \(check.status): \(check.text)")
     }
@@ -697,9 +698,9 @@ func runServerScenario(_ options: Options) throws -> Report {
 
     // GET stats with the scanner token.
     let scannerHeaders = ["Authorization": "Bearer \(scanner)"]
-    let stats = try run("stats", "GET /api/visitor-scanner/stats", port) { client in
+    let stats = try run("stats", Endpoint.scannerStats.name, port) { client in
         do {
-            let response = try client.send("GET", "/api/visitor-scanner/stats", headers: scannerHeaders)
+            let response = try client.send("GET", Endpoint.scannerStats.path(), headers: scannerHeaders)
             return response.status == 200 ? .ok : .failed("stats answered \(response.status): \(response.text)")
         } catch {
             return .failed("\(error)")
@@ -713,7 +714,7 @@ func runServerScenario(_ options: Options) throws -> Report {
         { client in
             guard let shortId = pool.take() else { return .exhausted }
             do {
-                let response = try client.send("POST", "/api/visitor-scanner/checkin", headers: checkinHeaders,
+                let response = try client.send("POST", Endpoint.scannerCheckIn.path(), headers: checkinHeaders,
                                                body: Array(#"{"shortId":"\#(shortId)"}"#.utf8))
                 guard response.status == 200 else { return .failed("checkin answered \(response.status): \(response.text)") }
                 guard contains(response.body, admitted) else { return .failed("checkin did not admit: \(response.text)") }
@@ -727,7 +728,7 @@ func runServerScenario(_ options: Options) throws -> Report {
     // with enough fresh passes that no request of the measured run repeats one.
     var pool = PassPool(seeded.shuffled())
     let probeSeconds = min(1.0, options.seconds)
-    let probe = try drive("checkin-probe", route: "POST /api/visitor-scanner/checkin", port: port,
+    let probe = try drive("checkin-probe", route: Endpoint.scannerCheckIn.name, port: port,
                           connections: options.connections, warmup: 0, seconds: probeSeconds, work: checkinWork(pool))
     progress("checkin probe: \(format(probe.requestsPerSecond, 0)) req/s over \(format(probe.seconds, 2)) s, \(pool.used) passes used, \(probe.errors) errors")
     if probe.errors > 0 { progress("checkin probe error: \(probe.firstError ?? "?")") }
@@ -744,7 +745,7 @@ func runServerScenario(_ options: Options) throws -> Report {
     }
     pool = PassPool(remaining.shuffled())
     let beforeCheckin = WriteCounters(server.store)
-    let checkin = try run("checkin", "POST /api/visitor-scanner/checkin", port, checkinWork(pool))
+    let checkin = try run("checkin", Endpoint.scannerCheckIn.name, port, checkinWork(pool))
     let checkinCommits = WriteCounters(server.store).counts(since: beforeCheckin)
 
     let ceilingAfter = try run("ceiling-after", "GET / (fixed JSON)", ceilingPort, ceilingWork)
