@@ -1,4 +1,3 @@
-import CurlHTTP
 import Foundation
 import GatePassAPI
 import GatePassCore
@@ -74,9 +73,11 @@ extension ClientCore {
     /// A consumer of this device's live events: the session's server, this device's push
     /// token, the current token read again on every connect, and the last id kept in the
     /// state file so a new process resumes where the last one stopped.
+    /// - Parameter transport: the stream's handle; by default a separate handle of the core's
+    ///   transport (same connect timeout and CA file), so the stream never holds a request.
     public func eventConsumer(credential: StreamCredential = .login,
                               idleTimeout: Duration = .seconds(45), backoff: Backoff = Backoff(base: 1, cap: 60),
-                              transport: CurlSession.Options = .init(),
+                              transport: (any HTTPTransport)? = nil,
                               onStatus: @escaping @Sendable (EventStreamConsumer.Status) -> Void = { _ in },
                               onEvent: @escaping @Sendable (ServerEvent) -> Void) throws(ClientError) -> EventStreamConsumer {
         let session = try requireSession()
@@ -86,7 +87,8 @@ extension ClientCore {
         let store = self.store
         return EventStreamConsumer(
             configuration: .init(server: session.server, deviceToken: try store.deviceToken(), idleTimeout: idleTimeout,
-                                 backoff: backoff, transport: transport),
+                                 backoff: backoff),
+            transport: transport ?? self.transport.separateHandle(),
             token: {
                 guard let current = try? store.session() else { return nil }
                 return credential == .scanner ? current.scanner?.scannerToken : current.token

@@ -1,23 +1,6 @@
-import CurlHTTP
 import Foundation
 import GatePassAPI
 import GatePassCore
-
-/// Anything that performs HTTP requests: libcurl in production, a fake in unit tests.
-public protocol HTTPTransport: Sendable {
-    func perform(_ request: CurlRequest) throws(TransportError) -> CurlResponse
-
-    /// A transport with the same settings whose requests never wait for this one's, for
-    /// work on another thread (the background outbox drain): a request hanging on one must
-    /// not hold a person's request on the other.
-    func separateHandle() -> any HTTPTransport
-}
-
-extension CurlSession: HTTPTransport {
-    /// A new libcurl handle with the same options: one `CurlSession` serialises its
-    /// transfers under a lock, so two threads sharing one wait for each other.
-    public func separateHandle() -> any HTTPTransport { CurlSession(options: options) }
-}
 
 /// A typed client for every route of api.md.
 ///
@@ -47,22 +30,22 @@ public struct APIClient: Sendable {
     ///   - query: appended percent-encoded; items whose value is nil are left out.
     public func send(_ endpoint: Endpoint, _ parameters: String..., query: [(String, String?)] = [], token: String? = nil,
                      body: [UInt8]? = nil, idempotencyKey: String? = nil,
-                     headers extra: [(name: String, value: String)] = []) throws(ClientError) -> CurlResponse {
+                     headers extra: [(name: String, value: String)] = []) throws(ClientError) -> HTTPClientResponse {
         try send(endpoint.method.rawValue, url: baseURL + endpoint.path(values: parameters, query: query), token: token,
                  body: body, idempotencyKey: idempotencyKey, headers: extra)
     }
 
     /// Like `send(_:_:…)`, with a method and a full URL (outbox entries store theirs).
     public func send(_ method: String, url: String, token: String? = nil, body: [UInt8]? = nil,
-                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> CurlResponse {
+                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> HTTPClientResponse {
         var headers: [(name: String, value: String)] = [("Accept", "application/json")]
         if body != nil { headers.append(("Content-Type", "application/json")) }
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
         if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
         headers += extra
-        let response: CurlResponse
+        let response: HTTPClientResponse
         do {
-            response = try transport.perform(CurlRequest(method: method, url: url, headers: headers, body: body))
+            response = try transport.perform(HTTPClientRequest(method: method, url: url, headers: headers, body: body))
         } catch {
             throw ClientError.from(error)
         }
@@ -71,7 +54,7 @@ public struct APIClient: Sendable {
     }
 
     /// Throws the taxonomy's error for a non-2xx answer.
-    static func check(_ response: CurlResponse) throws(ClientError) {
+    static func check(_ response: HTTPClientResponse) throws(ClientError) {
         guard !(200..<300).contains(response.status) else { return }
         let detail = try? JSONDecoder().decode(APIErrorBody.self, from: Data(response.body)).error
         let code = detail?.code ?? "HTTP_\(response.status)"

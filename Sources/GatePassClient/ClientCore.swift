@@ -1,4 +1,3 @@
-import CurlHTTP
 import Foundation
 import GatePassAPI
 import GatePassCore
@@ -232,7 +231,7 @@ public final class ClientCore: Sendable {
 
     /// The outcome of a mutation: applied now, queued for later, or refused by the server.
     public enum MutationOutcome: Sendable {
-        case applied(CurlResponse)
+        case applied(HTTPClientResponse)
         case queued(OutboxEntry, reason: ClientError)
         case refused(status: Int, code: String, message: String)
         /// The server no longer accepts this session; the entry stays queued until a new login.

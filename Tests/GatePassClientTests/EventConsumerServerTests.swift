@@ -58,7 +58,7 @@ import Testing
 
     func consumer(_ core: ClientCore, _ received: Received) throws -> EventStreamConsumer {
         try core.eventConsumer(idleTimeout: .seconds(5), backoff: Backoff(base: 0.05, cap: 0.2),
-                               transport: .init(connectTimeout: .seconds(1)),
+                               transport: CurlSession(options: .init(connectTimeout: .seconds(1))),
                                onStatus: { received.add($0) }, onEvent: { received.add($0) })
     }
 

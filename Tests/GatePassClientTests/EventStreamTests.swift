@@ -1,3 +1,4 @@
+import CurlHTTP
 import Foundation
 import GatePassCore
 import Synchronization
@@ -361,7 +362,8 @@ private struct SplitMixGenerator: RandomNumberGenerator {
         let connects = Atomic<Int>(0)
         return EventStreamConsumer(
             configuration: .init(server: "http://127.0.0.1:\(port)/", deviceToken: deviceToken, idleTimeout: idleTimeout,
-                                 backoff: Self.fastBackoff, transport: .init(connectTimeout: .seconds(2))),
+                                 backoff: Self.fastBackoff),
+            transport: CurlSession(options: .init(connectTimeout: .seconds(2))),
             token: { "token-\(connects.add(1, ordering: .relaxed).newValue)" },
             lastEventIDs: store,
             onStatus: { recorder.record($0) },

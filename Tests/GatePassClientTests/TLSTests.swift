@@ -77,7 +77,7 @@ import Testing
             let log = (try? String(contentsOfFile: directory + "/s_server.log", encoding: .utf8)) ?? ""
             Issue.record("expected a TLS refusal, got \(String(describing: lastError)); s_server said: \(log)"); return
         }
-        #expect(ClientError.from(lastError!).isRetryable == false)
+        #expect(ClientError.from(HTTPTransportError(lastError!)).isRetryable == false)
 
         // Trusted once the CA file is named.
         let trusted = CurlSession(options: .init(connectTimeout: .seconds(1), requestTimeout: .seconds(3),
