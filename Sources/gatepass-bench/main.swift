@@ -474,16 +474,11 @@ final class PassPool: Sendable {
     var used: Int { min(passes.count, next.load(ordering: .relaxed)) }
 }
 
-/// The group-commit counters of the server's SQLite writer (`GroupCommitWriter.commits` and
-/// `.jobs`). `ServerDatabase.writer` is internal to GatePassServer, so they are read by reflection;
-/// nil when the layout changed. Read only while no write is in flight.
+/// The group-commit counters of the server's SQLite writer (`ServerDatabase.writerStatistics`).
+/// Read while no write is in flight, so that two reads bracket one phase exactly.
 func groupCommitCounters(_ store: ServerDatabase) -> (commits: Int, jobs: Int)? {
-    guard let writer = Mirror(reflecting: store).children.first(where: { $0.label == "writer" })?.value else { return nil }
-    let fields = Mirror(reflecting: writer).children
-    guard let commits = fields.first(where: { $0.label == "commits" })?.value as? Int,
-          let jobs = fields.first(where: { $0.label == "jobs" })?.value as? Int
-    else { return nil }
-    return (commits, jobs)
+    let statistics = store.writerStatistics
+    return (statistics.commits, statistics.jobs)
 }
 
 func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {

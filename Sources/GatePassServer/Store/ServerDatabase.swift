@@ -104,6 +104,9 @@ public final class ServerDatabase: Sendable {
         writer.refuseQueued()
     }
 
+    /// The writer's group-commit counts so far (benchmarks report jobs per commit).
+    public var writerStatistics: GroupCommitStatistics { writer.statistics }
+
     public func close() {
         writer.close()
         readers.close()
