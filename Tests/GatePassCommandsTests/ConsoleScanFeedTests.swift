@@ -11,24 +11,34 @@ import Testing
     final class Recorder: Sendable {
         let codes = Locked<[String]>([])
         let states = Locked<[ConsoleScanFeed.State]>([])
+        /// Broadcast after every report, so a waiter looks again at once.
+        private let reported = NSCondition()
 
         var codeList: [String] { codes.withLock { $0 } }
         var stateList: [ConsoleScanFeed.State] { states.withLock { $0 } }
 
         func feed(_ source: ConsoleScanFeed.Source, cooldown: TimeInterval = 3) -> ConsoleScanFeed {
             ConsoleScanFeed(source: source, cooldown: cooldown,
-                            onCode: { code in self.codes.withLock { $0.append(code) } },
-                            onState: { state in self.states.withLock { $0.append(state) } })
+                            onCode: { code in self.codes.withLock { $0.append(code) }; self.signal() },
+                            onState: { state in self.states.withLock { $0.append(state) }; self.signal() })
         }
 
-        /// Waits (up to 20 s) until `condition` holds of what was reported.
+        private func signal() {
+            reported.lock()
+            reported.broadcast()
+            reported.unlock()
+        }
+
+        /// Waits until `condition` holds of what was reported, looking again after each
+        /// report; false after 30 s (only a hang gets there).
         func wait(until condition: (Recorder) -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if condition(self) { return true }
-                Thread.sleep(forTimeInterval: 0.01)
+            let deadline = Date().addingTimeInterval(30)
+            reported.lock()
+            defer { reported.unlock() }
+            while !condition(self) {
+                if !reported.wait(until: deadline) { return condition(self) }
             }
-            return condition(self)
+            return true
         }
     }
 
@@ -115,7 +125,7 @@ import Testing
             #expect(feed.isFinished)
             let read = recorder.codeList.count
             #expect(read < 4000, "stopped long before the end")
-            Thread.sleep(forTimeInterval: 0.2)
+            // stop() has joined the feed's thread (isFinished), so no report can still be on its way.
             #expect(recorder.codeList.count == read, "nothing is reported after stop() returned")
             #expect(!recorder.stateList.contains { $0.text.contains("finished") })
         }
