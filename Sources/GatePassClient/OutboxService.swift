@@ -24,17 +24,23 @@ public final class OutboxService: @unchecked Sendable {
     /// Signalled by the thread as it ends; `stop()` waits for it.
     private var finished: DispatchSemaphore?
     private let onReport: @Sendable (DrainReport, _ online: Bool) -> Void
+    private let onWait: @Sendable (_ until: Date) -> Void
 
     /// - Parameters:
     ///   - clock: what "now" and the waits are measured on; nil means the core's clock.
     ///   - onReport: called after every drain and every probe, with whether the server
     ///     answered, on the service's thread.
+    ///   - onWait: a hook for tests that move the clock: called on the service's thread as
+    ///     each wait begins, with its deadline on `clock`. A `clockDidAdvance()` made after it
+    ///     is seen by that wait. It must not call the service.
     public init(core: ClientCore, interval: TimeInterval = 30, probeCap: TimeInterval = 30, clock: (any WallClock)? = nil,
-                onReport: @escaping @Sendable (DrainReport, Bool) -> Void = { _, _ in }) {
+                onReport: @escaping @Sendable (DrainReport, Bool) -> Void = { _, _ in },
+                onWait: @escaping @Sendable (_ until: Date) -> Void = { _ in }) {
         self.core = core
         self.interval = interval
         self.probeCap = probeCap
         self.clock = clock ?? core.clock
+        self.onWait = onWait
         self.onReport = onReport
     }
 
@@ -93,6 +99,8 @@ public final class OutboxService: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let deadline = clock.now().addingTimeInterval(seconds)
+        // Under the lock: a clockDidAdvance() after this waits for the wait below to begin.
+        onWait(deadline)
         while running && !poked {
             let remaining = deadline.timeIntervalSince(clock.now())
             if remaining <= 0 { break }
