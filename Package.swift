@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "LoopbackHTTP"),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",
-                          dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassClient",
+                          dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassAPI", "GatePassClient",
                                          "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar",
                                          "GatePassConsole", "GatePassConsoleServices", "CursesTerminal"]),
 

@@ -41,6 +41,11 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     /// query (absent values left out) appended.
     /// - Precondition: exactly one value per parameter (a wrong count is a programming error).
     public func path(_ values: String..., query: [(String, String?)] = []) -> String {
+        path(values: values, query: query)
+    }
+
+    /// `path(_:query:)` with the values in an array, for code that forwards them.
+    public func path(values: [String], query: [(String, String?)] = []) -> String {
         var remaining = values[...]
         let segments = patternSegments.map { segment -> String in
             guard segment.hasPrefix(":") else { return String(segment) }

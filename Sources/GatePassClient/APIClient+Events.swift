@@ -1,38 +1,36 @@
-import CurlHTTP
 import Foundation
+import GatePassAPI
 import GatePassCore
 
 // The notification list of api.md and the push-token registry's operator routes.
 extension APIClient {
     public func notifications(token: String, unreadOnly: Bool = false, limit: Int? = nil,
                               cursor: String? = nil) throws(ClientError) -> Page<NotificationItem> {
-        try request(Page<NotificationItem>.self, "GET",
-                    "/api/notifications" + Self.query([("unread", unreadOnly ? "true" : nil), ("limit", limit.map(String.init)),
-                                                       ("cursor", cursor)]),
+        try request(Page<NotificationItem>.self, .notificationsList,
+                    query: [("unread", unreadOnly ? "true" : nil), ("limit", limit.map(String.init)), ("cursor", cursor)],
                     token: token)
     }
 
     public func readNotification(token: String, id: String) throws(ClientError) -> NotificationItem {
-        try request(NotificationItem.self, "POST", "/api/notifications/\(Self.segment(id))/read", token: token)
+        try request(NotificationItem.self, .notificationsRead, id, token: token)
     }
 
     public func deleteNotification(token: String, id: String) throws(ClientError) {
-        _ = try send("DELETE", "/api/notifications/\(Self.segment(id))", token: token)
+        _ = try send(.notificationsDelete, id, token: token)
     }
 
     /// `POST /api/admin/push-test` (OWNER/ADMIN): answered once every device got its test or
     /// `waitSeconds` ran out.
     public func pushTest(token: String, deviceToken: String?, waitSeconds: Double) throws(ClientError) -> Page<PushTestOutcome> {
         struct Body: Encodable { var token: String?; var waitSeconds: Double }
-        return try request(Page<PushTestOutcome>.self, "POST", "/api/admin/push-test", token: token,
+        return try request(Page<PushTestOutcome>.self, .adminPushTest, token: token,
                            json: Body(token: deviceToken, waitSeconds: waitSeconds))
     }
 
     public func pushDeliveries(token: String, deviceToken: String, limit: Int? = nil,
                                cursor: String? = nil) throws(ClientError) -> Page<PushDelivery> {
-        try request(Page<PushDelivery>.self, "GET",
-                    "/api/admin/push-deliveries" + Self.query([("token", deviceToken), ("limit", limit.map(String.init)),
-                                                               ("cursor", cursor)]),
+        try request(Page<PushDelivery>.self, .adminPushDeliveries,
+                    query: [("token", deviceToken), ("limit", limit.map(String.init)), ("cursor", cursor)],
                     token: token)
     }
 }
@@ -75,9 +73,11 @@ extension ClientCore {
     /// A consumer of this device's live events: the session's server, this device's push
     /// token, the current token read again on every connect, and the last id kept in the
     /// state file so a new process resumes where the last one stopped.
+    /// - Parameter transport: the stream's handle; by default a separate handle of the core's
+    ///   transport (same connect timeout and CA file), so the stream never holds a request.
     public func eventConsumer(credential: StreamCredential = .login,
                               idleTimeout: Duration = .seconds(45), backoff: Backoff = Backoff(base: 1, cap: 60),
-                              transport: CurlSession.Options = .init(),
+                              transport: (any HTTPTransport)? = nil,
                               onStatus: @escaping @Sendable (EventStreamConsumer.Status) -> Void = { _ in },
                               onEvent: @escaping @Sendable (ServerEvent) -> Void) throws(ClientError) -> EventStreamConsumer {
         let session = try requireSession()
@@ -87,7 +87,8 @@ extension ClientCore {
         let store = self.store
         return EventStreamConsumer(
             configuration: .init(server: session.server, deviceToken: try store.deviceToken(), idleTimeout: idleTimeout,
-                                 backoff: backoff, transport: transport),
+                                 backoff: backoff),
+            transport: transport ?? self.transport.separateHandle(),
             token: {
                 guard let current = try? store.session() else { return nil }
                 return credential == .scanner ? current.scanner?.scannerToken : current.token

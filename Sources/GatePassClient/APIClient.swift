@@ -1,22 +1,6 @@
-import CurlHTTP
 import Foundation
+import GatePassAPI
 import GatePassCore
-
-/// Anything that performs HTTP requests: libcurl in production, a fake in unit tests.
-public protocol HTTPTransport: Sendable {
-    func perform(_ request: CurlRequest) throws(TransportError) -> CurlResponse
-
-    /// A transport with the same settings whose requests never wait for this one's, for
-    /// work on another thread (the background outbox drain): a request hanging on one must
-    /// not hold a person's request on the other.
-    func separateHandle() -> any HTTPTransport
-}
-
-extension CurlSession: HTTPTransport {
-    /// A new libcurl handle with the same options: one `CurlSession` serialises its
-    /// transfers under a lock, so two threads sharing one wait for each other.
-    public func separateHandle() -> any HTTPTransport { CurlSession(options: options) }
-}
 
 /// A typed client for every route of api.md.
 ///
@@ -37,23 +21,31 @@ public struct APIClient: Sendable {
 
     // MARK: - Raw requests
 
-    /// Sends one request and sorts the outcome; 2xx answers are returned as they are.
-    public func send(_ method: String, _ path: String, token: String? = nil, body: [UInt8]? = nil,
-                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> CurlResponse {
-        try send(method, url: baseURL + path, token: token, body: body, idempotencyKey: idempotencyKey, headers: extra)
+    /// Sends one request to `endpoint` and sorts the outcome; 2xx answers are returned as they are.
+    ///
+    ///     try api.send(.visitorsCancel, visitorId, token: token, body: Array("{}".utf8))
+    ///
+    /// - Parameters:
+    ///   - parameters: one value per path parameter of the endpoint, in order (percent-encoded here).
+    ///   - query: appended percent-encoded; items whose value is nil are left out.
+    public func send(_ endpoint: Endpoint, _ parameters: String..., query: [(String, String?)] = [], token: String? = nil,
+                     body: [UInt8]? = nil, idempotencyKey: String? = nil,
+                     headers extra: [(name: String, value: String)] = []) throws(ClientError) -> HTTPClientResponse {
+        try send(endpoint.method.rawValue, url: baseURL + endpoint.path(values: parameters, query: query), token: token,
+                 body: body, idempotencyKey: idempotencyKey, headers: extra)
     }
 
-    /// Like `send(_:_:…)`, with a full URL (outbox entries store theirs).
+    /// Like `send(_:_:…)`, with a method and a full URL (outbox entries store theirs).
     public func send(_ method: String, url: String, token: String? = nil, body: [UInt8]? = nil,
-                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> CurlResponse {
+                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> HTTPClientResponse {
         var headers: [(name: String, value: String)] = [("Accept", "application/json")]
         if body != nil { headers.append(("Content-Type", "application/json")) }
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
         if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
         headers += extra
-        let response: CurlResponse
+        let response: HTTPClientResponse
         do {
-            response = try transport.perform(CurlRequest(method: method, url: url, headers: headers, body: body))
+            response = try transport.perform(HTTPClientRequest(method: method, url: url, headers: headers, body: body))
         } catch {
             throw ClientError.from(error)
         }
@@ -62,7 +54,7 @@ public struct APIClient: Sendable {
     }
 
     /// Throws the taxonomy's error for a non-2xx answer.
-    static func check(_ response: CurlResponse) throws(ClientError) {
+    static func check(_ response: HTTPClientResponse) throws(ClientError) {
         guard !(200..<300).contains(response.status) else { return }
         let detail = try? JSONDecoder().decode(APIErrorBody.self, from: Data(response.body)).error
         let code = detail?.code ?? "HTTP_\(response.status)"
@@ -75,10 +67,12 @@ public struct APIClient: Sendable {
         }
     }
 
-    func request<T: Decodable>(_ type: T.Type, _ method: String, _ path: String, token: String?,
-                               json: (any Encodable)? = nil, idempotencyKey: String? = nil) throws(ClientError) -> T {
+    /// Sends `json` (if any) to `endpoint` and decodes the answer strictly as `T`.
+    func request<T: Decodable>(_ type: T.Type, _ endpoint: Endpoint, _ parameters: String..., query: [(String, String?)] = [],
+                               token: String?, json: (any Encodable)? = nil, idempotencyKey: String? = nil) throws(ClientError) -> T {
         let body: [UInt8]? = json.map { CanonicalJSON.encode($0) }
-        let response = try send(method, path, token: token, body: body, idempotencyKey: idempotencyKey)
+        let response = try send(endpoint.method.rawValue, url: baseURL + endpoint.path(values: parameters, query: query),
+                                token: token, body: body, idempotencyKey: idempotencyKey)
         return try Self.decode(T.self, from: response.body)
     }
 
@@ -113,57 +107,42 @@ public struct APIClient: Sendable {
         }
     }
 
-    static func query(_ items: [(String, String?)]) -> String {
-        let present = items.compactMap { name, value in value.map { (name, $0) } }
-        guard !present.isEmpty else { return "" }
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+?#")
-        return "?" + present.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
-            .joined(separator: "&")
-    }
-
-    static func segment(_ value: String) -> String {
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "/?#")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
-    }
-
     // MARK: - Auth
 
     public func sendOTP(email: String) throws(ClientError) {
-        _ = try send("POST", "/api/auth/send-otp", body: CanonicalJSON.encode(["email": email]))
+        _ = try send(.authSendOTP, body: CanonicalJSON.encode(["email": email]))
     }
 
     public func verifyOTP(email: String, otp: String) throws(ClientError) -> LoginAnswer {
-        try request(LoginAnswer.self, "POST", "/api/auth/verify-otp", token: nil, json: ["email": email, "otp": otp])
+        try request(LoginAnswer.self, .authVerifyOTP, token: nil, json: ["email": email, "otp": otp])
     }
 
     /// The code a development server (`--dev`) holds for `email`; a production server answers 404.
     public func devPeekOTP(email: String) throws(ClientError) -> String {
         struct Answer: Decodable { var otp: String }
-        return try request(Answer.self, "GET", "/api/auth/dev-peek-otp" + Self.query([("email", email)]), token: nil).otp
+        return try request(Answer.self, .authDevPeekOTP, query: [("email", email)], token: nil).otp
     }
 
     public func me(token: String) throws(ClientError) -> Profile {
-        try request(Profile.self, "GET", "/api/auth/me", token: token)
+        try request(Profile.self, .authMe, token: token)
     }
 
     public func logout(token: String) throws(ClientError) {
-        _ = try send("POST", "/api/auth/logout", token: token, body: Array("{}".utf8))
+        _ = try send(.authLogout, token: token, body: Array("{}".utf8))
     }
 
     public func adminMe(token: String) throws(ClientError) -> AdminProfile {
-        try request(AdminProfile.self, "GET", "/api/visitors/admin-me", token: token)
+        try request(AdminProfile.self, .visitorsAdminMe, token: token)
     }
 
     // MARK: - Visitors
 
     public func visitors(token: String, status: VisitorStatus? = nil, search: String? = nil, limit: Int? = nil,
                          cursor: String? = nil, organizationId: String? = nil) throws(ClientError) -> Page<Visitor> {
-        try request(Page<Visitor>.self, "GET", "/api/visitors" + Self.query([
+        try request(Page<Visitor>.self, .visitorsList, query: [
             ("status", status?.rawValue), ("q", search), ("limit", limit.map(String.init)), ("cursor", cursor),
             ("organizationId", organizationId),
-        ]), token: token)
+        ], token: token)
     }
 
     public struct NewVisitor: Encodable, Sendable {
@@ -188,64 +167,72 @@ public struct APIClient: Sendable {
     }
 
     public func createVisitor(token: String, _ visitor: NewVisitor, idempotencyKey: String? = nil) throws(ClientError) -> Visitor {
-        try request(Visitor.self, "POST", "/api/visitors", token: token, json: visitor, idempotencyKey: idempotencyKey)
+        try request(Visitor.self, .visitorsCreate, token: token, json: visitor, idempotencyKey: idempotencyKey)
     }
 
     public func visitor(token: String, id: String) throws(ClientError) -> Visitor {
-        try request(Visitor.self, "GET", "/api/visitors/\(Self.segment(id))", token: token)
+        try request(Visitor.self, .visitorsGet, id, token: token)
     }
 
     public func cancelVisitor(token: String, id: String) throws(ClientError) -> Visitor {
-        try request(Visitor.self, "POST", "/api/visitors/\(Self.segment(id))/cancel", token: token, json: [String: String]())
+        try request(Visitor.self, .visitorsCancel, id, token: token, json: [String: String]())
     }
 
     public func passSVG(token: String, id: String) throws(ClientError) -> String {
-        let response = try send("GET", "/api/visitors/\(Self.segment(id))/pass.svg", token: token)
+        let response = try send(.visitorsPass, id, token: token)
         return String(decoding: response.body, as: UTF8.self)
     }
 
-    /// The path that approves or rejects for `role`: approvers use their own routes,
-    /// owners and admins the `-scan` routes.
+    /// The endpoint that approves or rejects for `role` (its one parameter is the visitor's
+    /// id): approvers use their own routes, owners and admins the `-scan` routes.
+    public static func decisionEndpoint(_ decision: ApprovalDecision, role: Role) -> Endpoint {
+        switch (decision, role == .approver) {
+        case (.approve, true): .approverApprove
+        case (.reject, true): .approverReject
+        case (.approve, false): .visitorsApprove
+        case (.reject, false): .visitorsReject
+        }
+    }
+
+    /// The path that approves or rejects `visitorId` for `role`.
     public static func decisionPath(_ decision: ApprovalDecision, visitorId: String, role: Role) -> String {
-        let id = segment(visitorId)
-        if role == .approver { return "/api/approver/visitors/\(id)/\(decision.rawValue)" }
-        return "/api/visitors/\(id)/\(decision.rawValue)-scan"
+        decisionEndpoint(decision, role: role).path(visitorId)
     }
 
     // MARK: - Approver
 
     public func approverMe(token: String) throws(ClientError) -> Profile {
-        try request(Profile.self, "GET", "/api/approver/me", token: token)
+        try request(Profile.self, .approverMe, token: token)
     }
 
     public func approvalQueue(token: String, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<Visitor> {
-        try request(Page<Visitor>.self, "GET", "/api/approver/visitors" + Self.query([
+        try request(Page<Visitor>.self, .approverList, query: [
             ("status", VisitorStatus.awaitingApproval.rawValue), ("limit", limit.map(String.init)), ("cursor", cursor),
-        ]), token: token)
+        ], token: token)
     }
 
     public func approverVisitor(token: String, id: String) throws(ClientError) -> VisitorWithContext {
-        try request(VisitorWithContext.self, "GET", "/api/approver/visitors/\(Self.segment(id))", token: token)
+        try request(VisitorWithContext.self, .approverGet, id, token: token)
     }
 
-    /// Registers this device's push token on the role's route (PLATFORM_ADMIN has none: nil).
-    public static func devicePath(role: Role, register: Bool) -> String? {
-        let action = register ? "register" : "unregister"
+    /// The role's route that registers (or unregisters) this device's push token
+    /// (PLATFORM_ADMIN has none: nil).
+    public static func deviceEndpoint(role: Role, register: Bool) -> Endpoint? {
         switch role {
-        case .owner, .admin: return "/api/visitors/devices/\(action)"
-        case .approver: return "/api/approver/devices/\(action)"
-        case .platformAdmin: return nil
+        case .owner, .admin: register ? .visitorsDeviceRegister : .visitorsDeviceUnregister
+        case .approver: register ? .approverDeviceRegister : .approverDeviceUnregister
+        case .platformAdmin: nil
         }
     }
 
     public func registerDevice(token: String, role: Role, deviceToken: String, platform: String) throws(ClientError) -> Device? {
-        guard let path = Self.devicePath(role: role, register: true) else { return nil }
-        return try request(Device.self, "POST", path, token: token, json: ["token": deviceToken, "platform": platform])
+        guard let endpoint = Self.deviceEndpoint(role: role, register: true) else { return nil }
+        return try request(Device.self, endpoint, token: token, json: ["token": deviceToken, "platform": platform])
     }
 
     public func unregisterDevice(token: String, role: Role, deviceToken: String) throws(ClientError) {
-        guard let path = Self.devicePath(role: role, register: false) else { return }
-        _ = try send("POST", path, token: token, body: CanonicalJSON.encode(["token": deviceToken]))
+        guard let endpoint = Self.deviceEndpoint(role: role, register: false) else { return }
+        _ = try send(endpoint, token: token, body: CanonicalJSON.encode(["token": deviceToken]))
     }
 
     // MARK: - Scanner
@@ -253,11 +240,11 @@ public struct APIClient: Sendable {
     public func scannerToken(token: String, checkpointId: String? = nil) throws(ClientError) -> ScannerTokenAnswer {
         var body: [String: String] = [:]
         if let checkpointId { body["checkpointId"] = checkpointId }
-        return try request(ScannerTokenAnswer.self, "POST", "/api/visitor-scanner/token", token: token, json: body)
+        return try request(ScannerTokenAnswer.self, .scannerToken, token: token, json: body)
     }
 
     public func stats(token: String, checkpointId: String? = nil) throws(ClientError) -> ScanStats {
-        try request(ScanStats.self, "GET", "/api/visitor-scanner/stats" + Self.query([("checkpointId", checkpointId)]), token: token)
+        try request(ScanStats.self, .scannerStats, query: [("checkpointId", checkpointId)], token: token)
     }
 
     public struct HistoryFilter: Sendable {
@@ -276,54 +263,53 @@ public struct APIClient: Sendable {
 
     public func scanHistory(token: String, filter: HistoryFilter = HistoryFilter(), limit: Int? = nil,
                             cursor: String? = nil) throws(ClientError) -> Page<Scan> {
-        try request(Page<Scan>.self, "GET", "/api/visitor-scanner/scan-history"
-                    + Self.query(filter.queryItems + [("limit", limit.map(String.init)), ("cursor", cursor)]), token: token)
+        try request(Page<Scan>.self, .scannerHistory,
+                    query: filter.queryItems + [("limit", limit.map(String.init)), ("cursor", cursor)], token: token)
     }
 
     public func scanHistoryCSV(token: String, filter: HistoryFilter = HistoryFilter()) throws(ClientError) -> String {
-        let response = try send("GET", "/api/admin/scan-history.csv" + Self.query(filter.queryItems), token: token)
+        let response = try send(.adminHistoryCSV, query: filter.queryItems, token: token)
         return String(decoding: response.body, as: UTF8.self)
     }
 
     public func checkIn(scannerToken: String, code: String, confirmApprovalRequest: Bool = false,
                         idempotencyKey: String? = nil) throws(ClientError) -> CheckInAnswer {
-        try request(CheckInAnswer.self, "POST", "/api/visitor-scanner/checkin", token: scannerToken,
+        try request(CheckInAnswer.self, .scannerCheckIn, token: scannerToken,
                     json: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
                     idempotencyKey: idempotencyKey)
     }
 
     public func checkOut(scannerToken: String, code: String, idempotencyKey: String? = nil) throws(ClientError) -> CheckOutAnswer {
-        try request(CheckOutAnswer.self, "POST", "/api/visitor-scanner/checkout", token: scannerToken,
+        try request(CheckOutAnswer.self, .scannerCheckOut, token: scannerToken,
                     json: ["shortId": code], idempotencyKey: idempotencyKey)
     }
 
     public func lookup(scannerToken: String, query: String) throws(ClientError) -> Page<Visitor> {
-        try request(Page<Visitor>.self, "GET", "/api/visitor-scanner/lookup/\(Self.segment(query))", token: scannerToken)
+        try request(Page<Visitor>.self, .scannerLookup, query, token: scannerToken)
     }
 
     public func onSite(scannerToken: String, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<Visitor> {
-        try request(Page<Visitor>.self, "GET", "/api/visitor-scanner/on-site"
-                    + Self.query([("limit", limit.map(String.init)), ("cursor", cursor)]), token: scannerToken)
+        try request(Page<Visitor>.self, .scannerOnSite,
+                    query: [("limit", limit.map(String.init)), ("cursor", cursor)], token: scannerToken)
     }
 
     public func expected(scannerToken: String, since: String? = nil) throws(ClientError) -> ExpectedPasses {
-        try request(ExpectedPasses.self, "GET", "/api/visitor-scanner/expected" + Self.query([("since", since)]),
-                    token: scannerToken)
+        try request(ExpectedPasses.self, .scannerExpected, query: [("since", since)], token: scannerToken)
     }
 
     public func checkpoints(token: String) throws(ClientError) -> Page<Checkpoint> {
-        try request(Page<Checkpoint>.self, "GET", "/api/checkpoints", token: token)
+        try request(Page<Checkpoint>.self, .checkpointsList, token: token)
     }
 
     public func createCheckpoint(token: String, name: String) throws(ClientError) -> Checkpoint {
-        try request(Checkpoint.self, "POST", "/api/checkpoints", token: token, json: ["name": name])
+        try request(Checkpoint.self, .checkpointsCreate, token: token, json: ["name": name])
     }
 
     // MARK: - Operations
 
     /// Whether the server answers its health check.
     public func isHealthy() -> Bool {
-        (try? send("GET", "/api/healthz")) != nil
+        (try? send(.healthz)) != nil
     }
 }
 

@@ -1,5 +1,5 @@
-import CurlHTTP
 import Foundation
+import GatePassAPI
 import GatePassCore
 
 /// The client core shared by the console, the kiosk and the scriptable commands: session,
@@ -231,7 +231,7 @@ public final class ClientCore: Sendable {
 
     /// The outcome of a mutation: applied now, queued for later, or refused by the server.
     public enum MutationOutcome: Sendable {
-        case applied(CurlResponse)
+        case applied(HTTPClientResponse)
         case queued(OutboxEntry, reason: ClientError)
         case refused(status: Int, code: String, message: String)
         /// The server no longer accepts this session; the entry stays queued until a new login.
@@ -241,10 +241,10 @@ public final class ClientCore: Sendable {
     /// Writes the mutation to the outbox (durably), then tries it once at once.
     /// A refusal (4xx) is answered to the person who is there, so that entry does not go to
     /// the dead letters; a failure to reach the server leaves it queued.
-    func mutate(kind: String, method: String, path: String, body: some Encodable, credential: OutboxEntry.Credential,
-                scannedAt: Date? = nil) throws(ClientError) -> MutationOutcome {
-        let entry = try enqueue(kind: kind, method: method, path: path, body: body, credential: credential,
-                                scannedAt: scannedAt)
+    /// - Parameter parameters: one value per path parameter of `endpoint`.
+    func mutate(kind: String, _ endpoint: Endpoint, _ parameters: String..., body: some Encodable,
+                credential: OutboxEntry.Credential, scannedAt: Date? = nil) throws(ClientError) -> MutationOutcome {
+        let entry = try enqueue(kind: kind, endpoint, parameters, body: body, credential: credential, scannedAt: scannedAt)
         if try store.isDrainPaused() {
             return .needsLogin(entry, message: try store.drainPauseReason() ?? "log in again")
         }
@@ -269,38 +269,37 @@ public final class ClientCore: Sendable {
     /// Queues a check-in without trying it now, for a gate that already knows the server
     /// is unreachable (no connect timeout per scan); the drain sends it.
     public func queueCheckIn(code: String, confirmApprovalRequest: Bool) throws(ClientError) -> OutboxEntry {
-        try enqueue(kind: "checkin", method: "POST", path: Self.checkInPath,
+        try enqueue(kind: "checkin", .scannerCheckIn, [],
                     body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
                     credential: .scanner, scannedAt: clock.now())
     }
 
     public func checkIn(code: String, confirmApprovalRequest: Bool) throws(ClientError) -> MutationOutcome {
-        try mutate(kind: "checkin", method: "POST", path: Self.checkInPath,
+        try mutate(kind: "checkin", .scannerCheckIn,
                    body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
                    credential: .scanner, scannedAt: clock.now())
     }
 
-    static let checkInPath = "/api/visitor-scanner/checkin"
-
     /// Writes a mutation of the current session to the outbox, durably, with sorted-key JSON.
-    private func enqueue(kind: String, method: String, path: String, body: some Encodable,
+    /// The row keeps the method and the full URL as strings (the stored format predates
+    /// `Endpoint`, and entries queued by older builds must still drain).
+    private func enqueue(kind: String, _ endpoint: Endpoint, _ parameters: [String], body: some Encodable,
                          credential: OutboxEntry.Credential, scannedAt: Date?) throws(ClientError) -> OutboxEntry {
         let session = try requireSession()
-        return try store.enqueue(kind: kind, method: method, url: session.server + path, body: CanonicalJSON.string(body),
+        return try store.enqueue(kind: kind, method: endpoint.method.rawValue, url: session.server + endpoint.path(values: parameters),
+                                 body: CanonicalJSON.string(body),
                                  credential: credential, scannedAt: scannedAt, now: clock.now())
     }
 
     public func checkOut(code: String) throws(ClientError) -> MutationOutcome {
-        try mutate(kind: "checkout", method: "POST", path: "/api/visitor-scanner/checkout", body: ["shortId": code],
-                   credential: .scanner)
+        try mutate(kind: "checkout", .scannerCheckOut, body: ["shortId": code], credential: .scanner)
     }
 
     public func decide(_ decision: ApprovalDecision, visitorId: String, note: String?) throws(ClientError) -> MutationOutcome {
         let session = try requireSession()
         var body: [String: String] = [:]
         if let note { body["note"] = note }
-        return try mutate(kind: decision.rawValue, method: "POST",
-                          path: APIClient.decisionPath(decision, visitorId: visitorId, role: session.user.role),
+        return try mutate(kind: decision.rawValue, APIClient.decisionEndpoint(decision, role: session.user.role), visitorId,
                           body: body, credential: .login)
     }
 
@@ -319,7 +318,6 @@ public final class ClientCore: Sendable {
     }
 
     public func walkIn(_ walkIn: WalkIn) throws(ClientError) -> MutationOutcome {
-        try mutate(kind: "walk-in", method: "POST", path: "/api/visitor-scanner/walk-in-arrived", body: walkIn,
-                   credential: .scanner)
+        try mutate(kind: "walk-in", .scannerWalkIn, body: walkIn, credential: .scanner)
     }
 }

@@ -1,4 +1,3 @@
-import CurlHTTP
 
 /// The one error taxonomy of the client core; everything above switches on it.
 public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -34,7 +33,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    static func from(_ error: TransportError) -> ClientError {
+    static func from(_ error: HTTPTransportError) -> ClientError {
         switch error {
         case .cannotConnect(_, let detail): .offline(detail)
         case .timedOut(let url): .transient(status: nil, message: "\(url) did not answer in time")

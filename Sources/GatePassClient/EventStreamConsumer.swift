@@ -1,5 +1,5 @@
-import CurlHTTP
 import Foundation
+import GatePassAPI
 import GatePassCore
 import Synchronization
 
@@ -11,6 +11,7 @@ import Synchronization
 /// ```swift
 /// let consumer = EventStreamConsumer(
 ///     configuration: .init(server: session.server, deviceToken: try store.deviceToken()),
+///     transport: transport.separateHandle(),
 ///     token: { try? store.session()?.token }, lastEventIDs: store,
 ///     onStatus: { status in ui.show(status) }, onEvent: { event in ui.apply(event) })
 /// consumer.start()
@@ -34,20 +35,15 @@ public final class EventStreamConsumer: Sendable {
         public var idleTimeout: Duration
         public var backoff: Backoff
         public var maxEventBytes: Int
-        /// Connect timeout and CA file of the consumer's own libcurl handle (the request
-        /// timeout does not apply to a stream).
-        public var transport: CurlSession.Options
 
         public init(server: String, deviceToken: String? = nil, idleTimeout: Duration = .seconds(45),
                     backoff: Backoff = Backoff(base: 1, cap: 60),
-                    maxEventBytes: Int = ServerSentEventParser.defaultMaxEventBytes,
-                    transport: CurlSession.Options = .init()) {
+                    maxEventBytes: Int = ServerSentEventParser.defaultMaxEventBytes) {
             self.server = server
             self.deviceToken = deviceToken
             self.idleTimeout = idleTimeout
             self.backoff = backoff
             self.maxEventBytes = maxEventBytes
-            self.transport = transport
         }
     }
 
@@ -75,8 +71,9 @@ public final class EventStreamConsumer: Sendable {
     private let lastEventIDs: (any LastEventIDStore)?
     private let onStatus: @Sendable (Status) -> Void
     private let onEvent: @Sendable (ServerEvent) -> Void
-    // Its own handle: CurlSession serialises transfers, and a stream holds one for hours.
-    private let session: CurlSession
+    /// The stream's own handle (a transport may serialise its transfers, and a stream holds
+    /// one for hours): give it one no other caller uses, e.g. `separateHandle()`.
+    private let transport: any HTTPTransport
     private let state = Mutex(State())
     /// Signalled by `stop()` to cut a wait between connections short.
     private let wakeUp = DispatchSemaphore(value: 0)
@@ -87,6 +84,8 @@ public final class EventStreamConsumer: Sendable {
     private static let threadMarkKey = "gatepass.events.consumer"
 
     /// - Parameters:
+    ///   - transport: the handle the stream runs on, used by nothing else (the request
+    ///     timeout does not apply to a stream; the connect timeout and CA file do).
     ///   - token: the bearer token, asked on every connect (it changes when the user logs in
     ///     again); nil ends the consumer with `.unauthorized`.
     ///   - lastEventIDs: where the last delivered id is kept across processes; nil keeps it
@@ -94,7 +93,7 @@ public final class EventStreamConsumer: Sendable {
     ///   - onStatus: called on every change of connection state.
     ///   - onEvent: called with each new event, in order; a `stream.gap` (no id) means the
     ///     caller must reload its lists.
-    public init(configuration: Configuration, token: @escaping @Sendable () -> String?,
+    public init(configuration: Configuration, transport: any HTTPTransport, token: @escaping @Sendable () -> String?,
                 lastEventIDs: (any LastEventIDStore)?,
                 onStatus: @escaping @Sendable (Status) -> Void = { _ in },
                 onEvent: @escaping @Sendable (ServerEvent) -> Void) {
@@ -106,7 +105,7 @@ public final class EventStreamConsumer: Sendable {
         self.lastEventIDs = lastEventIDs
         self.onStatus = onStatus
         self.onEvent = onEvent
-        session = CurlSession(options: configuration.transport)
+        self.transport = transport
     }
 
     /// The id of the last event handed to `onEvent` (or loaded at start).
@@ -195,7 +194,8 @@ public final class EventStreamConsumer: Sendable {
         var headers: [(name: String, value: String)] = [("Authorization", "Bearer \(token)"), ("Accept", "text/event-stream")]
         if let deviceToken = configuration.deviceToken { headers.append(("X-Device-Token", deviceToken)) }
         if let lastID = lastDeliveredID { headers.append(("Last-Event-ID", String(lastID))) }
-        let request = CurlRequest(method: "GET", url: server + "/api/events", headers: headers)
+        let request = HTTPClientRequest(method: Endpoint.eventsStream.method.rawValue, url: server + Endpoint.eventsStream.path(),
+                                        headers: headers)
 
         var parser = ServerSentEventParser(maxEventBytes: configuration.maxEventBytes)
         // The callbacks below escape, so they cannot capture the inout parameter itself.
@@ -205,7 +205,7 @@ public final class EventStreamConsumer: Sendable {
         var contentType = ""
         var wasLive = false
         do {
-            try session.stream(request, idleTimeout: configuration.idleTimeout, shouldStop: { [self] in isStopping },
+            try transport.stream(request, idleTimeout: configuration.idleTimeout, shouldStop: { [self] in isStopping },
                                onResponse: { [self] code, responseHeaders in
                 status = code
                 contentType = responseHeaders["content-type"] ?? ""
@@ -231,14 +231,14 @@ public final class EventStreamConsumer: Sendable {
         case 200 where contentType.hasPrefix("text/event-stream"):
             return .dropped(.transient(status: nil, message: "the server closed the event stream"), wasLive: wasLive)
         case 200:
-            return .dropped(.decoding("/api/events answered \(contentType.isEmpty ? "no content type" : contentType), not text/event-stream"),
+            return .dropped(.decoding("\(Endpoint.eventsStream.pathPattern) answered \(contentType.isEmpty ? "no content type" : contentType), not text/event-stream"),
                             wasLive: false)
         case 401:
             return .sessionEnded(.unauthorized("the server ended this session; log in again"))
         case 403:
             return .sessionEnded(.permanent(status: 403, code: "FORBIDDEN", message: "this login may not follow events"))
         default:
-            return .dropped(.transient(status: status, message: "/api/events answered \(status)"), wasLive: false)
+            return .dropped(.transient(status: status, message: "\(Endpoint.eventsStream.pathPattern) answered \(status)"), wasLive: false)
         }
     }
 

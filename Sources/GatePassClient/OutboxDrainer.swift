@@ -1,4 +1,3 @@
-import CurlHTTP
 import Foundation
 import GatePassCore
 
@@ -50,7 +49,7 @@ public final class OutboxDrainer: Sendable {
 
     /// The outcome of sending one entry.
     public enum Attempt: Sendable {
-        case applied(CurlResponse)
+        case applied(HTTPClientResponse)
         case retryable(ClientError)
         case refused(status: Int, code: String, message: String)
         case unauthorized(String)

@@ -195,7 +195,9 @@ final class DemoArrivals: @unchecked Sendable {
     private let every: Int
     private let clock: any WallClock
     private let timeZone: TimeZone
-    private let timer = Locked<DispatchSourceTimer?>(nil)
+    /// `Locked` holds Sendable values; a dispatch source is thread-safe but not marked so.
+    private struct Timer: @unchecked Sendable { let source: any DispatchSourceTimer }
+    private let timer = Locked<Timer?>(nil)
     private let count = Locked(0)
 
     init(server: GatePassServer, every: Int, clock: any WallClock, timeZone: TimeZone) {
@@ -212,15 +214,15 @@ final class DemoArrivals: @unchecked Sendable {
             _ = try? DemoData.addArrival(to: server, number: number, now: clock.now(), timeZone: timeZone)
         }
         source.resume()
-        timer.withLock { $0 = source }
+        timer.withLock { $0 = Timer(source: source) }
     }
 
     /// Cancels the timer; an arrival being written finishes first (cancel waits for nothing,
     /// but the server's stop commits queued writes before closing).
     func stop() {
-        timer.withLock { source in
-            source?.cancel()
-            source = nil
+        timer.withLock { timer in
+            timer?.source.cancel()
+            timer = nil
         }
     }
 }

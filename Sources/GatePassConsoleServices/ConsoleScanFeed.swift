@@ -75,7 +75,8 @@ public final class ConsoleScanFeed: @unchecked Sendable {
     private let onState: @Sendable (State) -> Void
 
     private struct Control {
-        var thread: Thread?
+        /// The feed's thread, by identity (`Locked` holds Sendable values; a `Thread` is not one on Linux).
+        var thread: ObjectIdentifier?
         var started = false
         var stopping = false
         var finished = false
@@ -126,7 +127,7 @@ public final class ConsoleScanFeed: @unchecked Sendable {
         let shouldStart = control.withLock { control -> Bool in
             guard !control.started, !control.stopping else { return false }
             control.started = true
-            control.thread = thread
+            control.thread = ObjectIdentifier(thread)
             return true
         }
         if shouldStart { thread.start() }
@@ -139,7 +140,7 @@ public final class ConsoleScanFeed: @unchecked Sendable {
         let (camera, wait) = control.withLock { control -> (V4L2Camera?, Bool) in
             let first = !control.stopping
             control.stopping = true
-            let wait = first && control.started && control.thread !== Thread.current
+            let wait = first && control.started && control.thread != ObjectIdentifier(Thread.current)
             return (control.camera, wait)
         }
         camera?.stop()

@@ -63,7 +63,9 @@ public final class HTTPServer: Sendable {
 
     public let configuration: Configuration
     let responder: any HTTPResponder
-    private let daemon = Locked<OpaquePointer?>(nil)
+    /// The running `MHD_Daemon`'s address (`Locked` holds Sendable values only, and a raw
+    /// pointer is not one; libmicrohttpd lets another thread than the starter stop it).
+    private let daemon = Locked<UInt?>(nil)
     /// Requests begun and not yet completed, for a graceful stop. Streams are not counted:
     /// they never complete by themselves.
     let inFlight = Atomic<Int>(0)
@@ -134,7 +136,7 @@ public final class HTTPServer: Sendable {
         }
         let port = gatepass_mhd_bound_port(started)
         let handle = UInt(bitPattern: started)
-        daemon.withLock { $0 = OpaquePointer(bitPattern: handle) }
+        daemon.withLock { $0 = handle }
         boundPort.store(port, ordering: .releasing)
         connectionGuard.start()
         return port
@@ -175,10 +177,10 @@ public final class HTTPServer: Sendable {
             Thread.sleep(forTimeInterval: 0.01)
         }
         connectionGuard.stop()
-        guard let running = daemon.withLock({ value -> OpaquePointer? in
+        guard let running = daemon.withLock({ value -> UInt? in
             defer { value = nil }
             return value
-        }) else { return }
+        }).flatMap({ OpaquePointer(bitPattern: $0) }) else { return }
         MHD_stop_daemon(running)
         // Every callback has returned: the daemon's reference can go.
         Unmanaged.passUnretained(self).release()

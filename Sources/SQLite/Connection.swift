@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import Synchronization
 
 /// The raw handle types, named (as GRDB does) so signatures say what they hold.
 public typealias SQLiteConnectionHandle = OpaquePointer
@@ -7,14 +8,21 @@ public typealias SQLiteStatementHandle = OpaquePointer
 
 /// One SQLite connection.
 ///
-/// Not thread-safe by itself: a connection is used by one thread at a time. The server
-/// hands connections out through `ReaderPool` and `GroupCommitWriter`, which guarantee that.
-/// Prepared statements are cached per SQL text, since the server runs the same few
-/// statements millions of times.
-public final class Connection: @unchecked Sendable {
+/// Not `Sendable`, on purpose: a connection is used by one thread at a time, and the compiler
+/// keeps it from crossing threads. The server shares connections only through `ReaderPool`
+/// and `GroupCommitWriter`, which carry the unchecked part: they lend a connection to one
+/// thread at a time (`lent(_:)`), and in debug builds every entry point asserts that it is
+/// called on the thread it is lent to. Prepared statements are cached per SQL text, since
+/// the server runs the same few statements millions of times.
+public final class Connection {
     public let path: String
     let handle: SQLiteConnectionHandle
     private var statementCache: [String: Statement] = [:]
+    #if DEBUG
+    /// The thread the connection is lent to (`pthread_self`), 0 while it is not lent.
+    /// Atomic because a misuse, the very thing it catches, reads it from another thread.
+    private let leaseHolder = Atomic<UInt>(0)
+    #endif
 
     /// Opens (creating if needed) the database at `path`.
     /// The corresponding C function is `sqlite3_open_v2`; the connection is opened with
@@ -71,10 +79,39 @@ public final class Connection: @unchecked Sendable {
 
     deinit { close() }
 
+    // MARK: - Thread confinement
+
+    /// Runs `body` with this connection lent to the calling thread: until `body` returns,
+    /// debug builds assert that every use of the connection happens on this thread. Pools
+    /// call it when they hand a connection to a body; a connection never lent (one owner,
+    /// one thread, as in the client's state file) is not checked.
+    public func lent<T>(_ body: () throws -> T) rethrows -> T {
+        #if DEBUG
+        let me = Self.currentThread
+        let previous = leaseHolder.exchange(me, ordering: .acquiringAndReleasing)
+        assert(previous == 0 || previous == me, "SQLite connection to \(path) lent to a second thread while lent to another")
+        defer { leaseHolder.store(previous, ordering: .releasing) }
+        #endif
+        return try body()
+    }
+
+    /// Traps in debug builds when the connection is lent to another thread than the caller's.
+    @inline(__always)
+    func assertOnLeaseHolder(_ function: StaticString = #function) {
+        #if DEBUG
+        let holder = leaseHolder.load(ordering: .acquiring)
+        assert(holder == 0 || holder == Self.currentThread,
+               "SQLite connection to \(path) used by \(function) off the thread it is lent to")
+        #endif
+    }
+
+    private static var currentThread: UInt { UInt(pthread_self()) }
+
     /// Finalizes cached statements and closes the connection. Closing twice is harmless
     /// (the handle is released once: a second `sqlite3_close_v2` could hit a handle
     /// SQLite has since given to another connection).
     public func close() {
+        assertOnLeaseHolder()
         guard !isClosed else { return }
         isClosed = true
         statementCache.removeAll()
@@ -84,12 +121,16 @@ public final class Connection: @unchecked Sendable {
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// False while a transaction is open (`sqlite3_get_autocommit`).
-    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+    public var isAutocommit: Bool {
+        assertOnLeaseHolder()
+        return sqlite3_get_autocommit(handle) != 0
+    }
 
     // MARK: - Running SQL
 
     /// Runs one or more statements that return no rows and take no parameters (DDL, PRAGMA).
     public func executeScript(_ sql: String) throws(SQLiteError) {
+        assertOnLeaseHolder()
         var errorMessage: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if code != SQLITE_OK {
@@ -138,7 +179,10 @@ public final class Connection: @unchecked Sendable {
         try queryFirst(sql, arguments) { try $0.optionalInt64(0) } ?? nil
     }
 
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var lastInsertRowID: Int64 {
+        assertOnLeaseHolder()
+        return sqlite3_last_insert_rowid(handle)
+    }
 
     // MARK: - Transactions
 
@@ -172,7 +216,9 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Every statement-running entry point (execute, query, queryFirst, transactions) comes here.
     func cachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
+        assertOnLeaseHolder()
         if let statement = statementCache[sql] { return statement }
         let statement = try Statement(connection: self, sql: sql)
         statementCache[sql] = statement

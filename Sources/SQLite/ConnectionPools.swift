@@ -6,7 +6,9 @@ import Synchronization
 /// WAL mode lets any number of readers run beside the single writer; each request thread
 /// borrows a connection, so no connection is ever used by two threads at once.
 public final class ReaderPool: @unchecked Sendable {
-    // @unchecked: `idle` is guarded by `lock`. A plain pthread mutex rather than
+    // @unchecked: `idle` is guarded by `lock`, and the connections in it (not Sendable) are
+    // touched only by the thread that borrowed one, which `Connection.lent` checks in debug
+    // builds. A plain pthread mutex rather than
     // `Synchronization.Mutex`, whose priority-inheritance futex is slow when contended
     // (swiftlang/swift#88440); every request borrows a reader.
     private let path: String
@@ -33,7 +35,7 @@ public final class ReaderPool: @unchecked Sendable {
                 lock.unlock()
             }
         }
-        return try body(connection)
+        return try connection.lent { try body(connection) }
     }
 
     private func openReader() throws(SQLiteError) -> Connection {
@@ -60,8 +62,9 @@ public final class ReaderPool: @unchecked Sendable {
 /// the disk before anyone is told it happened, and concurrent commits share one fsync —
 /// the known way to keep durable writes fast.
 public final class GroupCommitWriter: @unchecked Sendable {
-    // @unchecked: `queue` and `stopping` are guarded by `condition`; `connection` is used
-    // only on the writer thread (and by `close` after that thread has ended).
+    // @unchecked: `queue` and `stopping` are guarded by `condition`; `connection` (not
+    // Sendable) is used only on the writer thread, which holds it lent for its whole life
+    // (checked in debug builds), and by `close` after that thread has ended.
     private let connection: Connection
     private let condition = NSCondition()
     private var queue: [Job] = []
@@ -88,9 +91,14 @@ public final class GroupCommitWriter: @unchecked Sendable {
         }
     }
 
-    /// Statistics for benchmarks: how many commits and jobs so far.
-    public private(set) var commits = 0
-    public private(set) var jobs = 0
+    private let committedBatches = Atomic<Int>(0)
+    private let committedJobs = Atomic<Int>(0)
+
+    /// How many transactions the writer has committed and how many jobs they held, so far:
+    /// what benchmarks report as the group-commit batch size. Safe from any thread.
+    public var statistics: GroupCommitStatistics {
+        GroupCommitStatistics(commits: committedBatches.load(ordering: .relaxed), jobs: committedJobs.load(ordering: .relaxed))
+    }
 
     public init(connection: Connection, maximumBatch: Int = 256) {
         self.connection = connection
@@ -166,12 +174,16 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func run() {
+        connection.lent { runBatches() }
+        finished.signal()
+    }
+
+    private func runBatches() {
         while true {
             condition.lock()
             while queue.isEmpty && !stopping { condition.wait() }
             if queue.isEmpty && stopping {
                 condition.unlock()
-                finished.signal()
                 return
             }
             let batch = Array(queue.prefix(maximumBatch))
@@ -220,8 +232,8 @@ public final class GroupCommitWriter: @unchecked Sendable {
         }
         do {
             try connection.execute("COMMIT")
-            commits += 1
-            jobs += batch.count
+            committedBatches.add(1, ordering: .relaxed)
+            committedJobs.add(batch.count, ordering: .relaxed)
         } catch {
             _ = try? connection.execute("ROLLBACK")
             for job in batch where job.failure == nil { job.failure = error }
@@ -270,4 +282,12 @@ public final class GroupCommitWriter: @unchecked Sendable {
         finished.wait()
         finished.signal()
     }
+}
+
+/// What `GroupCommitWriter.statistics` reports; `jobs / commits` is the mean batch size.
+public struct GroupCommitStatistics: Sendable, Equatable {
+    /// Transactions committed.
+    public var commits: Int
+    /// Jobs in those transactions (failed jobs included: they ran in a committed batch).
+    public var jobs: Int
 }

@@ -1,6 +1,7 @@
 import CurlHTTP
 import CursesTerminal
 import Foundation
+import GatePassAPI
 import GatePassClient
 import GatePassCommands
 import GatePassConsole
@@ -285,7 +286,7 @@ func seedPendingWalkIns(_ server: GatePassServer, count: Int) throws {
 }
 
 func peekCode(email: String, port: UInt16) throws -> String {
-    let answer = try LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10).get("/api/auth/dev-peek-otp?email=\(email)")
+    let answer = try LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10).get(Endpoint.authDevPeekOTP.path(query: [("email", email)]))
     guard let otp = answer.json?["otp"] as? String else { throw BenchFailure("dev-peek-otp gave no code for \(email): \(answer.text)") }
     return otp
 }
@@ -406,9 +407,9 @@ func runConsoleScenario(_ options: ConsoleBenchOptions) throws -> ConsoleBenchRe
     guard let session = try core.session() else { throw BenchFailure("the client core has no session after logging in") }
     let api = APIClient(baseURL: baseURL, transport: transport)
     // What ClientCore.approvals() asks for an OWNER or ADMIN (an APPROVER gets /api/approver/visitors).
-    let route = "GET /api/visitors?status=AWAITING_APPROVAL&limit=500"
+    let route = "\(Endpoint.visitorsList.method.rawValue) \(Endpoint.visitorsList.path(query: [("status", "AWAITING_APPROVAL"), ("limit", "500")]))"
     guard user.role.managesOrganization else { throw BenchFailure("\(ownerEmail) should be an OWNER") }
-    let rawRequest = CurlRequest(method: "GET", url: baseURL + "/api/visitors?status=AWAITING_APPROVAL&limit=500",
+    let rawRequest = CurlRequest(method: Endpoint.visitorsList.method.rawValue, url: baseURL + Endpoint.visitorsList.path(query: [("status", "AWAITING_APPROVAL"), ("limit", "500")]),
                                  headers: [("Accept", "application/json"), ("Authorization", "Bearer \(session.token)")])
     let firstBody = try transport.perform(rawRequest)
     guard firstBody.status == 200 else { throw BenchFailure("\(route) answered \(firstBody.status)") }
@@ -490,7 +491,7 @@ func runConsoleScenario(_ options: ConsoleBenchOptions) throws -> ConsoleBenchRe
         }
         for _ in 0..<options.repeats {
             var start = monotonicNanoseconds()
-            _ = try api.send("GET", "/api/healthz")
+            _ = try api.send(.healthz)
             healthz.append(Double(monotonicNanoseconds() - start) / 1e6)
 
             start = monotonicNanoseconds()

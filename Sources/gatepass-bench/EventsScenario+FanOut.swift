@@ -1,4 +1,5 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import GatePassServer
 import LoopbackHTTP
@@ -29,7 +30,7 @@ func eventsCheckIns(_ passes: ArraySlice<String>, rate: Double?, port: UInt16, s
         }
         let body = Array(#"{"shortId":"\#(shortId)"}"#.utf8)
         let sent = monotonicNanoseconds()
-        let response = try http.send("POST", "/api/visitor-scanner/checkin", headers: headers, body: body)
+        let response = try http.send("POST", Endpoint.scannerCheckIn.path(), headers: headers, body: body)
         let answered = monotonicNanoseconds()
         guard response.status == 200, let json = response.json, json["result"] as? String == "CHECKED_IN",
               let scanId = json["scanId"] as? String

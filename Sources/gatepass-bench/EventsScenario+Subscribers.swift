@@ -1,4 +1,5 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import GatePassServer
 import LoopbackHTTP
@@ -248,7 +249,7 @@ final class EventsSubscriberSet: @unchecked Sendable {
         subscribers.reserveCapacity(count)
         var failure: Error?
         for index in 0..<count {
-            let request = "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+            let request = "GET \(Endpoint.eventsStream.path()) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
                 + "Authorization: Bearer \(tokens[index % tokens.count])\r\nAccept: text/event-stream\r\n"
                 + "Cache-Control: no-cache\r\n\r\n"
             do {

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import GatePassServer
 import LoopbackHTTP
@@ -180,7 +181,7 @@ func runEventsScenario(_ options: Options) throws -> EventsReport {
     // The floor: the same reader, fed by one thread writing frames of the same size to
     // plain loopback sockets, with the same pacing. One real check-in gives the visitor's JSON.
     let sample = try LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
-        .send("POST", "/api/visitor-scanner/checkin", token: scanner, json: ["shortId": take(1).first!])
+        .send("POST", Endpoint.scannerCheckIn.path(), token: scanner, json: ["shortId": take(1).first!])
     guard let visitor = sample.json?["visitor"],
           let visitorData = try? JSONSerialization.data(withJSONObject: visitor, options: [.withoutEscapingSlashes])
     else { throw BenchFailure("check-in answered \(sample.status): \(sample.text.prefix(300))") }

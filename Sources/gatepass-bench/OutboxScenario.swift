@@ -1,5 +1,6 @@
 import CurlHTTP
 import Foundation
+import GatePassAPI
 import GatePassClient
 import GatePassCore
 import GatePassServer
@@ -74,7 +75,7 @@ func runOutboxScenario(_ options: Options) throws -> OutboxReport {
     let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
     let directStart = monotonicNanoseconds()
     for shortId in direct {
-        let answer = try http.send("POST", "/api/visitor-scanner/checkin", token: scanner, json: ["shortId": shortId])
+        let answer = try http.send("POST", Endpoint.scannerCheckIn.path(), token: scanner, json: ["shortId": shortId])
         guard answer.status == 200 else { throw BenchFailure("direct check-in answered \(answer.status)") }
     }
     let directRate = Double(direct.count) / (Double(monotonicNanoseconds() - directStart) / 1e9)
@@ -112,7 +113,7 @@ func runOutboxScenario(_ options: Options) throws -> OutboxReport {
     let reader = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
     let freshToken = try login(email: "guard@bench.example", port: port)
     repeat {
-        let page = try reader.get("/api/visitor-scanner/scan-history?limit=500" + (cursor.map { "&cursor=\($0)" } ?? ""),
+        let page = try reader.get(Endpoint.scannerHistory.path(query: [("limit", "500"), ("cursor", cursor)]),
                                   token: freshToken).json
         for scan in (page?["items"] as? [[String: Any]]) ?? [] where scan["offline"] as? Bool == true {
             perPass[scan["shortId"] as? String ?? "", default: 0] += 1
@@ -134,8 +135,8 @@ func runOutboxScenario(_ options: Options) throws -> OutboxReport {
 
 func devCode(email: String, port: UInt16) throws -> String {
     let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
-    _ = try http.send("POST", "/api/auth/send-otp", json: ["email": email])
-    guard let otp = try http.get("/api/auth/dev-peek-otp?email=\(email)").json?["otp"] as? String else {
+    _ = try http.send("POST", Endpoint.authSendOTP.path(), json: ["email": email])
+    guard let otp = try http.get(Endpoint.authDevPeekOTP.path(query: [("email", email)])).json?["otp"] as? String else {
         throw BenchFailure("no dev code for \(email)")
     }
     return otp

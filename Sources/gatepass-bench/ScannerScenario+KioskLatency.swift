@@ -3,6 +3,7 @@ import CurlHTTP
 import Foundation
 import GatePassClient
 import GatePassCommands
+import GatePassAPI
 import GatePassCore
 import GatePassScanner
 import GatePassServer
@@ -130,7 +131,7 @@ func runKioskLatency(_ options: Options, directory: String, library: [ScannerFra
             let body = Array(#"{"confirmApprovalRequest":false,"shortId":"GP1:\#(shortId)"}"#.utf8)
             let sent = monotonicNanoseconds()
             do {
-                let response = try http.send("POST", "/api/visitor-scanner/checkin", headers: headers, body: body)
+                let response = try http.send("POST", Endpoint.scannerCheckIn.path(), headers: headers, body: body)
                 let took = Double(monotonicNanoseconds() - sent) / 1e6
                 guard response.status == 200 else {
                     anchorFailure.withLock { $0 = $0 ?? "anchor check-in answered \(response.status): \(response.text.prefix(200))" }

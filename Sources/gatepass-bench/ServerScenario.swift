@@ -1,4 +1,5 @@
 import Foundation
+import GatePassAPI
 import GatePassCore
 import GatePassServer
 import HTTPServer
@@ -34,14 +35,14 @@ func printTable(_ report: Report) {
     out += row("ceiling GET / (after)", report.ceilingAfter, ratio: "", goal: "") + "\n"
     out += "ceiling (mean of both)".padding(toLength: 36, withPad: " ", startingAt: 0)
         + format(report.ceilingRequestsPerSecond, 0).leftPadded(9) + "\n"
-    out += row("GET /api/visitor-scanner/stats", report.stats, ratio: format(report.statsRatio, 3),
+    out += row(Endpoint.scannerStats.name, report.stats, ratio: format(report.statsRatio, 3),
                goal: ">= \(report.statsGoal): " + (report.statsGoalMet ? "met" : "NOT met")) + "\n"
     let checkinGoal: String = switch report.checkinGoalMet {
     case .some(true): "met"
     case .some(false): "NOT met"
     case .none: "applies to synchronous=FULL"
     }
-    out += row("POST /api/visitor-scanner/checkin", report.checkin, ratio: format(report.checkinRatio, 3),
+    out += row(Endpoint.scannerCheckIn.name, report.checkin, ratio: format(report.checkinRatio, 3),
                goal: ">= \(report.checkinGoal) with FULL: " + checkinGoal) + "\n\n"
     if let c = report.checkinCommits {
         out += "checkin: \(c.jobs) write jobs in \(c.commits) group commits (\(format(c.jobsPerCommit, 1)) jobs per commit/fsync), "
@@ -112,7 +113,7 @@ func runServerScenario(_ options: Options) throws -> Report {
     progress("seeded \(seeded.count) visitors in \(format(seedSeconds, 2)) s with \(seedConnections) concurrent clients")
 
     // Sanity: the stats see every seeded visitor as expected today.
-    let check = try LoopbackHTTPClient(host: "127.0.0.1", port: port).get("/api/visitor-scanner/stats", token: scanner)
+    let check = try LoopbackHTTPClient(host: "127.0.0.1", port: port).get(Endpoint.scannerStats.path(), token: scanner)
     guard check.status == 200, let expected = check.json?["expectedToday"] as? Int else {
         throw BenchFailure("GET /api/visitor-scanner/stats answered \(check.status): \(check.text)")
     }
@@ -141,9 +142,9 @@ func runServerScenario(_ options: Options) throws -> Report {
 
     // GET stats with the scanner token.
     let scannerHeaders = ["Authorization": "Bearer \(scanner)"]
-    let stats = try run("stats", "GET /api/visitor-scanner/stats", port) { client in
+    let stats = try run("stats", Endpoint.scannerStats.name, port) { client in
         do {
-            let response = try client.send("GET", "/api/visitor-scanner/stats", headers: scannerHeaders)
+            let response = try client.send("GET", Endpoint.scannerStats.path(), headers: scannerHeaders)
             return response.status == 200 ? .ok : .failed("stats answered \(response.status): \(response.text)")
         } catch {
             return .failed("\(error)")
@@ -157,7 +158,7 @@ func runServerScenario(_ options: Options) throws -> Report {
         { client in
             guard let shortId = pool.take() else { return .exhausted }
             do {
-                let response = try client.send("POST", "/api/visitor-scanner/checkin", headers: checkinHeaders,
+                let response = try client.send("POST", Endpoint.scannerCheckIn.path(), headers: checkinHeaders,
                                                body: Array(#"{"shortId":"\#(shortId)"}"#.utf8))
                 guard response.status == 200 else { return .failed("checkin answered \(response.status): \(response.text)") }
                 guard contains(response.body, admitted) else { return .failed("checkin did not admit: \(response.text)") }
@@ -171,7 +172,7 @@ func runServerScenario(_ options: Options) throws -> Report {
     // with enough fresh passes that no request of the measured run repeats one.
     var pool = PassPool(seeded.shuffled())
     let probeSeconds = min(1.0, options.seconds)
-    let probe = try drive("checkin-probe", route: "POST /api/visitor-scanner/checkin", port: port,
+    let probe = try drive("checkin-probe", route: Endpoint.scannerCheckIn.name, port: port,
                           connections: options.connections, warmup: 0, seconds: probeSeconds, work: checkinWork(pool))
     progress("checkin probe: \(format(probe.requestsPerSecond, 0)) req/s over \(format(probe.seconds, 2)) s, \(pool.used) passes used, \(probe.errors) errors")
     if probe.errors > 0 { progress("checkin probe error: \(probe.firstError ?? "?")") }
@@ -188,7 +189,7 @@ func runServerScenario(_ options: Options) throws -> Report {
     }
     pool = PassPool(remaining.shuffled())
     let beforeCheckin = WriteCounters(server.store)
-    let checkin = try run("checkin", "POST /api/visitor-scanner/checkin", port, checkinWork(pool))
+    let checkin = try run("checkin", Endpoint.scannerCheckIn.name, port, checkinWork(pool))
     let checkinCommits = WriteCounters(server.store).counts(since: beforeCheckin)
 
     let ceilingAfter = try run("ceiling-after", "GET / (fixed JSON)", ceilingPort, ceilingWork)

@@ -3,6 +3,7 @@
 
 import Foundation
 import GatePassCommands
+import GatePassAPI
 import GatePassCore
 import GatePassServer
 import HTTPServer
@@ -14,11 +15,11 @@ import Synchronization
 /// Logs in through the real OTP routes (the server runs in dev mode).
 func login(email: String, port: UInt16) throws -> String {
     let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
-    let sent = try http.send("POST", "/api/auth/send-otp", json: ["email": email])
+    let sent = try http.send("POST", Endpoint.authSendOTP.path(), json: ["email": email])
     guard sent.status == 202 else { throw BenchFailure("send-otp answered \(sent.status): \(sent.text)") }
-    let peek = try http.get("/api/auth/dev-peek-otp?email=\(email)")
+    let peek = try http.get(Endpoint.authDevPeekOTP.path(query: [("email", email)]))
     guard let otp = peek.json?["otp"] as? String else { throw BenchFailure("dev-peek-otp gave no code: \(peek.text)") }
-    let verified = try http.send("POST", "/api/auth/verify-otp", json: ["email": email, "otp": otp])
+    let verified = try http.send("POST", Endpoint.authVerifyOTP.path(), json: ["email": email, "otp": otp])
     guard verified.status == 200, let token = verified.json?["token"] as? String else {
         throw BenchFailure("verify-otp answered \(verified.status): \(verified.text)")
     }
@@ -27,7 +28,7 @@ func login(email: String, port: UInt16) throws -> String {
 
 func scannerToken(loginToken: String, port: UInt16) throws -> String {
     let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
-    let response = try http.send("POST", "/api/visitor-scanner/token", token: loginToken, json: [String: Any]())
+    let response = try http.send("POST", Endpoint.scannerToken.path(), token: loginToken, json: [String: Any]())
     guard response.status == 201, let token = response.json?["scannerToken"] as? String else {
         throw BenchFailure("POST /api/visitor-scanner/token answered \(response.status): \(response.text)")
     }
@@ -57,7 +58,7 @@ func seedVisitors(count: Int, startingAt first: Int, port: UInt16, token: String
                 + #""email":"visitor\#(number)@bench.example","phone":"+40 7\#(String(format: "%08d", number))","#
                 + #""purpose":"Benchmark","hostName":"Olivia Owner","validFrom":"\#(validFrom)","validUntil":"\#(validUntil)"}"#
             do {
-                let response = try http.send("POST", "/api/visitors", headers: headers, body: Array(body.utf8))
+                let response = try http.send("POST", Endpoint.visitorsCreate.path(), headers: headers, body: Array(body.utf8))
                 guard response.status == 201, let shortId = response.json?["shortId"] as? String else {
                     results[index].firstError = "POST /api/visitors answered \(response.status): \(response.text)"
                     break
@@ -89,16 +90,11 @@ final class PassPool: Sendable {
     var used: Int { min(passes.count, next.load(ordering: .relaxed)) }
 }
 
-/// The group-commit counters of the server's SQLite writer (`GroupCommitWriter.commits` and
-/// `.jobs`). `ServerDatabase.writer` is internal to GatePassServer, so they are read by reflection;
-/// nil when the layout changed. Read only while no write is in flight.
+/// The group-commit counters of the server's SQLite writer (`ServerDatabase.writerStatistics`).
+/// Read while no write is in flight, so that two reads bracket one phase exactly.
 func groupCommitCounters(_ store: ServerDatabase) -> (commits: Int, jobs: Int)? {
-    guard let writer = Mirror(reflecting: store).children.first(where: { $0.label == "writer" })?.value else { return nil }
-    let fields = Mirror(reflecting: writer).children
-    guard let commits = fields.first(where: { $0.label == "commits" })?.value as? Int,
-          let jobs = fields.first(where: { $0.label == "jobs" })?.value as? Int
-    else { return nil }
-    return (commits, jobs)
+    let statistics = store.writerStatistics
+    return (statistics.commits, statistics.jobs)
 }
 
 func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {

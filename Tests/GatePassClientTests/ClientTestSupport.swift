@@ -122,12 +122,17 @@ struct ClientTestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A proxy in front of the real server that can fail on purpose: answer 503, or hold a
-/// request longer than the client's timeout.
+/// A proxy in front of the real server that can fail on purpose: answer 503, or hold
+/// requests (past the client's timeout) until the test releases them.
 final class FaultProxy: HTTPResponder, @unchecked Sendable {
-    enum Mode: Sendable { case pass, serviceUnavailable, delay(TimeInterval) }
+    enum Mode: Sendable { case pass, serviceUnavailable, hold }
     private let mode = Mutex<Mode>(.pass)
     private let forwarded = Atomic<Int>(0)
+    /// Signalled once per held request by `releaseHeld`.
+    private let release = DispatchSemaphore(value: 0)
+    private let heldCount = Atomic<Int>(0)
+    /// Signalled as each held request, released, has been answered.
+    private let heldAnswered = DispatchSemaphore(value: 0)
     let target: UInt16
     private var server: HTTPServer?
 
@@ -145,20 +150,29 @@ final class FaultProxy: HTTPResponder, @unchecked Sendable {
     func set(_ newMode: Mode) { mode.withLock { $0 = newMode } }
     var requestsSeen: Int { forwarded.load(ordering: .relaxed) }
 
-    func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
-        reply(forward(request))
+    /// Lets every request held so far go on to the server, and returns once each has been
+    /// answered (false if one took longer than `timeout`), so its proxy thread is free again.
+    func releaseHeld(timeout: TimeInterval = 30) -> Bool {
+        let held = heldCount.exchange(0, ordering: .acquiringAndReleasing)
+        for _ in 0..<held { release.signal() }
+        return (0..<held).allSatisfy { _ in heldAnswered.wait(timeout: .now() + timeout) == .success }
     }
 
-    private func forward(_ request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
+        let held = mode.withLock { $0 } == .hold
+        if held {
+            heldCount.add(1, ordering: .relaxed)
+            release.wait()
+        }
+        reply(forward(request, held: held))
+        if held { heldAnswered.signal() }
+    }
+
+    private func forward(_ request: HTTPRequest, held: Bool) -> HTTPResponse {
         forwarded.add(1, ordering: .relaxed)
-        switch mode.withLock({ $0 }) {
-        case .serviceUnavailable:
+        if !held, mode.withLock({ $0 }) == .serviceUnavailable {
             return HTTPResponse(status: 503, headers: [("Content-Type", "application/json")],
                                 body: Array(#"{"error":{"code":"INTERNAL","message":"injected failure"}}"#.utf8))
-        case .delay(let seconds):
-            Thread.sleep(forTimeInterval: seconds)
-        case .pass:
-            break
         }
         var headers = request.headers.filter { ["authorization", "content-type", "idempotency-key", "accept"].contains($0.key) }
         headers["Connection"] = "close"

@@ -10,35 +10,53 @@ import Testing
 /// The client core's event consumer against the real server: every event exactly once,
 /// across dropped connections, server restarts and a new process on the same state file.
 @Suite(.serialized) struct EventConsumerServerTests {
-    final class Received: Sendable {
-        private let events = Mutex<[ServerEvent]>([])
-        private let statuses = Mutex<[EventStreamConsumer.Status]>([])
-        func add(_ event: ServerEvent) { events.withLock { $0.append(event) } }
-        func add(_ status: EventStreamConsumer.Status) { statuses.withLock { $0.append(status) } }
-        var all: [ServerEvent] { events.withLock { $0 } }
+    /// What the consumer delivered; the waits return as soon as a delivery makes them true
+    /// (each `add` signals), or false after 30 s, which only a hang reaches.
+    final class Received: @unchecked Sendable {
+        // @unchecked: `events` and `statuses` are guarded by `changed`.
+        private let changed = NSCondition()
+        private var events: [ServerEvent] = []
+        private var statuses: [EventStreamConsumer.Status] = []
+
+        func add(_ event: ServerEvent) { update { events.append(event) } }
+        func add(_ status: EventStreamConsumer.Status) { update { statuses.append(status) } }
+        var all: [ServerEvent] { read { events } }
         var ids: [Int64] { all.compactMap(\.id) }
-        var connections: Int { statuses.withLock { $0.filter { $0 == .connected }.count } }
+        var connections: Int { read { statuses.filter { $0 == .connected }.count } }
         var stoppedBySession: Bool {
-            statuses.withLock { $0.contains { if case .stopped(let reason) = $0 { reason != nil } else { false } } }
+            read { statuses.contains { if case .stopped(let reason) = $0 { reason != nil } else { false } } }
         }
 
-        /// Waits until `count` events have arrived (or 15 s passed).
-        func wait(for count: Int) -> Bool {
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                if events.withLock({ $0.count }) >= count { return true }
-                Thread.sleep(forTimeInterval: 0.02)
+        /// Waits until `count` events have arrived.
+        func wait(for count: Int) -> Bool { waitUntil { events.count >= count } }
+
+        /// Waits until the consumer has connected `number` times.
+        func waitForConnection(_ number: Int) -> Bool { waitUntil { statuses.filter { $0 == .connected }.count >= number } }
+
+        /// Waits until the consumer has stopped because the session ended.
+        func waitForSessionEnd() -> Bool { waitUntil { statuses.contains { if case .stopped(let reason) = $0 { reason != nil } else { false } } } }
+
+        private func waitUntil(_ holds: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            changed.lock()
+            defer { changed.unlock() }
+            while !holds() {
+                if !changed.wait(until: deadline) { return holds() }
             }
-            return false
+            return true
         }
 
-        func waitForConnection(_ number: Int) -> Bool {
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                if connections >= number { return true }
-                Thread.sleep(forTimeInterval: 0.02)
-            }
-            return false
+        private func update(_ body: () -> Void) {
+            changed.lock()
+            body()
+            changed.broadcast()
+            changed.unlock()
+        }
+
+        private func read<T>(_ body: () -> T) -> T {
+            changed.lock()
+            defer { changed.unlock() }
+            return body()
         }
     }
 
@@ -58,7 +76,7 @@ import Testing
 
     func consumer(_ core: ClientCore, _ received: Received) throws -> EventStreamConsumer {
         try core.eventConsumer(idleTimeout: .seconds(5), backoff: Backoff(base: 0.05, cap: 0.2),
-                               transport: .init(connectTimeout: .seconds(1)),
+                               transport: CurlSession(options: .init(connectTimeout: .seconds(1))),
                                onStatus: { received.add($0) }, onEvent: { received.add($0) })
     }
 
@@ -91,15 +109,18 @@ import Testing
         let second = try consumer(core, received)
         second.start()
         #expect(received.wait(for: 8))
-        Thread.sleep(forTimeInterval: 0.3)
+        // A last change, and its events as the positive signal that everything before them
+        // has been delivered: no replay of an earlier event may come in between.
+        try walkIn(world, scanner, "Marker")
+        #expect(received.wait(for: 10))
         second.stop()
 
-        #expect(received.ids == Array(1...8), "every event once, in order: \(received.ids)")
+        #expect(received.ids == Array(1...10), "every event once, in order: \(received.ids)")
         let names = received.all.compactMap { event -> String? in
             if case .visitor(let data)? = try? event.payload() { return data.visitor.name }
             return nil
         }
-        #expect(names == ["Before Restart", "While Reconnecting", "Live Again", "While Closed"])
+        #expect(names == ["Before Restart", "While Reconnecting", "Live Again", "While Closed", "Marker"])
         #expect(received.all.allSatisfy { $0.kind == .requestCreated || $0.kind == .notificationNew })
     }
 
@@ -135,8 +156,7 @@ import Testing
         // The session is ended elsewhere (a script logs this session out): the server ends
         // the open stream at once, the reconnect is refused with 401, and the consumer stops.
         _ = try LoopbackHTTPClient(port: world.port).send("POST", "/api/auth/logout", token: token, json: [String: Any]())
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline, !received.stoppedBySession { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(received.waitForSessionEnd())
         #expect(received.stoppedBySession)
     }
 }

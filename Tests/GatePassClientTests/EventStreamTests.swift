@@ -1,3 +1,4 @@
+import CurlHTTP
 import Foundation
 import GatePassCore
 import Synchronization
@@ -220,6 +221,9 @@ private struct SplitMixGenerator: RandomNumberGenerator {
             let recorder = EventStreamRecorder()
             withConsumer(port: server.port, recorder: recorder) { consumer in
                 #expect(recorder.wait { recorder.events.last?.id == 3 })
+                // The id is recorded just after `onEvent` returns: once stop() has joined the
+                // thread, that has happened.
+                consumer.stop()
                 #expect(consumer.lastDeliveredID == 3)
             }
             #expect(recorder.events.map(\.id) == [1, 2, nil, 3])
@@ -317,8 +321,11 @@ private struct SplitMixGenerator: RandomNumberGenerator {
             consumer.start()
             defer { consumer.stop() }
             #expect(recorder.wait { recorder.statuses.last == .connected })
-            let elapsed = ContinuousClock().measure { consumer.stop() }
-            #expect(elapsed < .seconds(3))
+            // The stream would idle out after 45 s; stop() returning well before that (the
+            // wait's 30 s only catches a hang) shows it cut the open transfer short.
+            let stopped = DispatchSemaphore(value: 0)
+            Thread { consumer.stop(); stopped.signal() }.start()
+            #expect(stopped.wait(timeout: .now() + 30) == .success)
             #expect(recorder.statuses.last == .stopped(reason: nil))
             #expect(server.requests.count == 1)
         }
@@ -361,7 +368,8 @@ private struct SplitMixGenerator: RandomNumberGenerator {
         let connects = Atomic<Int>(0)
         return EventStreamConsumer(
             configuration: .init(server: "http://127.0.0.1:\(port)/", deviceToken: deviceToken, idleTimeout: idleTimeout,
-                                 backoff: Self.fastBackoff, transport: .init(connectTimeout: .seconds(2))),
+                                 backoff: Self.fastBackoff),
+            transport: CurlSession(options: .init(connectTimeout: .seconds(2))),
             token: { "token-\(connects.add(1, ordering: .relaxed).newValue)" },
             lastEventIDs: store,
             onStatus: { recorder.record($0) },
@@ -388,23 +396,34 @@ private struct SplitMixGenerator: RandomNumberGenerator {
 }
 
 /// What a consumer reported, for assertions from the test's thread.
-private final class EventStreamRecorder: Sendable {
+private final class EventStreamRecorder: @unchecked Sendable {
+    // @unchecked: the Mutexes guard the records; `changed` only carries the signal.
     private let recordedEvents = Mutex<[ServerEvent]>([])
     private let recordedStatuses = Mutex<[EventStreamConsumer.Status]>([])
+    /// Broadcast after every record, so a waiter looks again at once.
+    private let changed = NSCondition()
 
     var events: [ServerEvent] { recordedEvents.withLock { $0 } }
     var statuses: [EventStreamConsumer.Status] { recordedStatuses.withLock { $0 } }
-    func record(_ event: ServerEvent) { recordedEvents.withLock { $0.append(event) } }
-    func record(_ status: EventStreamConsumer.Status) { recordedStatuses.withLock { $0.append(status) } }
+    func record(_ event: ServerEvent) { recordedEvents.withLock { $0.append(event) }; signal() }
+    func record(_ status: EventStreamConsumer.Status) { recordedStatuses.withLock { $0.append(status) }; signal() }
 
-    /// Polls `condition` until it holds or `timeout` seconds pass; returns whether it held.
-    func wait(timeout: TimeInterval = 10, until condition: () -> Bool) -> Bool {
+    private func signal() {
+        changed.lock()
+        changed.broadcast()
+        changed.unlock()
+    }
+
+    /// Waits until `condition` holds, looking again after each record; false after
+    /// `timeout` seconds (only a hang gets there).
+    func wait(timeout: TimeInterval = 30, until condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.01)
+        changed.lock()
+        defer { changed.unlock() }
+        while !condition() {
+            if !changed.wait(until: deadline) { return condition() }
         }
-        return condition()
+        return true
     }
 }
 

@@ -70,7 +70,7 @@ import Testing
         #expect(again.deferred.first?.attempts == 2)
         #expect(again.remaining == 1)
 
-        proxy.set(.delay(1.5))
+        proxy.set(.hold)
         let slow = core.drainer.drain(ignoringBackoff: true)
         #expect(slow.deferred.first?.attempts == 3)
         #expect(slow.deferred.first?.lastError?.contains("did not answer in time") == true)
@@ -81,7 +81,7 @@ import Testing
 
         proxy.set(.pass)
         // Let the held request finish, so its proxy thread is free again.
-        Thread.sleep(forTimeInterval: 1.2)
+        #expect(proxy.releaseHeld(), "the held request was answered once released")
         let recovered = core.drainer.drain(ignoringBackoff: true)
         let dead = try core.store.deadLetters()
         #expect(recovered.applied.count == 1, "\(dead.map { "\($0.status) \($0.errorCode) \($0.errorMessage)" })")

@@ -102,7 +102,7 @@ import Testing
 
     @Test func errorTaxonomy() throws {
         func check(_ status: Int, _ body: String) -> ClientError? {
-            do throws(ClientError) { try APIClient.check(CurlResponse(status: status, headers: [:], body: Array(body.utf8))); return nil } catch { return error }
+            do throws(ClientError) { try APIClient.check(HTTPClientResponse(status: status, headers: [:], body: Array(body.utf8))); return nil } catch { return error }
         }
         #expect(check(200, "{}") == nil)
         #expect(check(401, #"{"error":{"code":"UNAUTHORIZED","message":"gone"}}"#) == .unauthorized("gone"))
@@ -152,13 +152,18 @@ import Testing
         world.stop()
         _ = try core.checkIn(code: pass.shortId, confirmApprovalRequest: false)
         // A 30-second interval: only the reachability probe can make this drain happen soon.
-        let service = OutboxService(core: core, interval: 30, probeCap: 1)
+        let foundOffline = DispatchSemaphore(value: 0)
+        let appliedOne = DispatchSemaphore(value: 0)
+        let service = OutboxService(core: core, interval: 30, probeCap: 1) { report, online in
+            if report.offline { foundOffline.signal() }
+            if !report.applied.isEmpty { appliedOne.signal() }
+        }
         service.start()
         defer { service.stop() }
-        Thread.sleep(forTimeInterval: 0.5)
+        // The service has seen the server away (and probes now) before it comes back.
+        try #require(foundOffline.wait(timeout: .now() + 30) == .success, "the first drain found the server away")
         try world.start()
-        let deadline = Date().addingTimeInterval(10)
-        while try core.store.outboxCount() > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        try #require(appliedOne.wait(timeout: .now() + 30) == .success, "a drain applied the check-in once the server was back")
         #expect(try core.store.outboxCount() == 0)
         #expect(try world.scans(admin).count == 1)
     }

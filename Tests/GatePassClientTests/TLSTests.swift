@@ -1,5 +1,6 @@
 import CurlHTTP
 import Foundation
+import Synchronization
 import Testing
 @testable import GatePassClient
 
@@ -19,6 +20,30 @@ import Testing
         guard process.terminationStatus == 0 else { throw ClientTestFailure("openssl \(arguments.first ?? "") failed") }
     }
 
+    /// Reads s_server's output until it says ACCEPT (true) or ends (false: it exited, the
+    /// port was taken); false after 30 s too, which only a hung openssl reaches. The reader
+    /// thread keeps draining the output afterwards, so s_server never blocks on a full pipe.
+    static func waitUntilListening(_ output: FileHandle) -> Bool {
+        let listening = DispatchSemaphore(value: 0)
+        let said = Atomic<Bool>(false)
+        Thread {
+            var printed = ""
+            while true {
+                let chunk = output.availableData
+                if chunk.isEmpty { break }
+                printed += String(decoding: chunk, as: UTF8.self)
+                if !said.load(ordering: .relaxed), printed.contains("ACCEPT") {
+                    said.store(true, ordering: .relaxed)
+                    listening.signal()
+                }
+                if printed.count > 4_096 { printed = String(printed.suffix(16)) }
+            }
+            if !said.load(ordering: .relaxed) { listening.signal() }
+        }.start()
+        _ = listening.wait(timeout: .now() + 30)
+        return said.load(ordering: .relaxed)
+    }
+
     @Test func untrustedCertificateIsRefusedAndANamedCAIsTrusted() throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "install openssl (.ci/install-packages does)")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-tls-\(UUID().uuidString)").path
@@ -34,8 +59,8 @@ import Testing
                  "-out", "server.pem", "-days", "1", "-extfile", "san.ext"], in: directory)
 
         // s_server cannot report an ephemeral port, so pick one below the kernel's ephemeral
-        // range; if it is taken the process exits and another is tried. A loaded CI machine can
-        // take seconds to start it, so wait while the process is alive rather than a fixed time.
+        // range; if it is taken the process exits and another is tried. Its "ACCEPT" line
+        // (printed once it listens) or the end of its output (it exited) is the signal.
         var lastError: TransportError?
         var port = 0
         var server: Process?
@@ -44,28 +69,25 @@ import Testing
             port = Int.random(in: 20_000...32_000)
             let candidate = Process()
             candidate.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            candidate.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-www", "-quiet"]
+            candidate.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-www"]
             candidate.currentDirectoryURL = URL(fileURLWithPath: directory)
-            candidate.standardOutput = FileHandle.nullDevice
+            let output = Pipe()
+            candidate.standardOutput = output
             FileManager.default.createFile(atPath: directory + "/s_server.log", contents: nil)
             candidate.standardError = FileHandle(forWritingAtPath: directory + "/s_server.log")
             candidate.standardInput = FileHandle.nullDevice
             try candidate.run()
             // SIGKILL: a child inherits ignored signals, and the test runner may ignore SIGTERM.
             server = candidate
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
+            if Self.waitUntilListening(output.fileHandleForReading) {
                 do {
                     _ = try CurlSession(options: .init(connectTimeout: .seconds(1), requestTimeout: .seconds(3)))
                         .perform(CurlRequest(method: "GET", url: "https://127.0.0.1:\(port)/"))
                     lastError = nil
-                    break attempts
                 } catch {
                     lastError = error
-                    guard case .cannotConnect = error else { break attempts }
-                    if !candidate.isRunning { break }   // port taken: try another
-                    Thread.sleep(forTimeInterval: 0.1)
                 }
+                break attempts
             }
             kill(candidate.processIdentifier, SIGKILL)
             candidate.waitUntilExit()
@@ -77,7 +99,7 @@ import Testing
             let log = (try? String(contentsOfFile: directory + "/s_server.log", encoding: .utf8)) ?? ""
             Issue.record("expected a TLS refusal, got \(String(describing: lastError)); s_server said: \(log)"); return
         }
-        #expect(ClientError.from(lastError!).isRetryable == false)
+        #expect(ClientError.from(HTTPTransportError(lastError!)).isRetryable == false)
 
         // Trusted once the CA file is named.
         let trusted = CurlSession(options: .init(connectTimeout: .seconds(1), requestTimeout: .seconds(3),

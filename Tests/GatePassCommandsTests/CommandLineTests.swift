@@ -6,8 +6,11 @@ import Testing
 @testable import GatePassServer
 
 /// Records what a command printed.
-final class RecordingTerminal: Terminal {
+final class RecordingTerminal: Terminal, @unchecked Sendable {
+    // @unchecked: `lines` is a Mutex; `printed` only carries the signal.
     private let lines = Mutex<(out: [String], err: [String])>(([], []))
+    /// Broadcast after every line, so `wait(until:)` looks again at once.
+    private let printed = NSCondition()
     private let input: Mutex<[String]>
     /// Answers prompts when set (called at the moment of the prompt).
     private let answer: (@Sendable () -> String?)?
@@ -15,8 +18,26 @@ final class RecordingTerminal: Terminal {
         self.input = Mutex(input)
         self.answer = answer
     }
-    func out(_ text: String) { lines.withLock { $0.out.append(text) } }
-    func err(_ text: String) { lines.withLock { $0.err.append(text) } }
+    func out(_ text: String) { lines.withLock { $0.out.append(text) }; signal() }
+    func err(_ text: String) { lines.withLock { $0.err.append(text) }; signal() }
+
+    private func signal() {
+        printed.lock()
+        printed.broadcast()
+        printed.unlock()
+    }
+
+    /// Waits until `condition` holds of what was printed, looking again after each line;
+    /// false after `timeout` seconds (only a hang gets there).
+    func wait(timeout: TimeInterval = 30, until condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        printed.lock()
+        defer { printed.unlock() }
+        while !condition() {
+            if !printed.wait(until: deadline) { return condition() }
+        }
+        return true
+    }
     func readLine(prompt: String) -> String? {
         err(prompt)
         if let answer { return answer() }

@@ -31,19 +31,14 @@ import Testing
 
         let terminal = RecordingTerminal()
         let status = Mutex<Int32?>(nil)
+        let exited = DispatchSemaphore(value: 0)
         let thread = Thread {
             let result = GatePassCLI.main(["gatepass", "events"], terminal: terminal, environment: environment)
             status.withLock { $0 = result }
+            exited.signal()
         }
         thread.start()
-        func waitUntil(_ condition: () -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                if condition() { return true }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            return false
-        }
+        func waitUntil(_ condition: () -> Bool) -> Bool { terminal.wait(until: condition) }
         #expect(waitUntil { terminal.stderr.contains("live") })
         #expect(GatePassCLI.main(["gatepass", "walk-in", "--name", "Stream Guest"], terminal: RecordingTerminal(),
                                  environment: environment) == 0)
@@ -51,7 +46,7 @@ import Testing
         #expect(terminal.stdout.hasPrefix("1  request.created  Stream Guest ("))
         // Logging out ends the session and so the stream; the command says so and exits 1.
         #expect(GatePassCLI.main(["gatepass", "logout"], terminal: RecordingTerminal(), environment: environment) == 0)
-        #expect(waitUntil { status.withLock { $0 } != nil })
+        #expect(exited.wait(timeout: .now() + 30) == .success, "the events command exited")
         #expect(status.withLock { $0 } == 1)
         #expect(terminal.stderr.contains("error: "))
     }

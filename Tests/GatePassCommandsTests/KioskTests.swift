@@ -107,12 +107,7 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         }
 
         func waitForLine(_ text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if terminal.stdout.contains(text) { return true }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            return false
+            terminal.wait { terminal.stdout.contains(text) }
         }
     }
 

@@ -64,6 +64,14 @@ final class OpenEventStream {
             let answer = try http.send("POST", "/api/auth/verify-otp", json: ["email": "owner@demo.gatepass", "otp": second])
             return (try #require(answer.json?["token"] as? String), device)
         }
+
+        /// Waits (30 s only catches a hang) until the server holds no event stream: the signal
+        /// that a closed stream's device counts as not connected.
+        func streamClosed() -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while server.application.eventHub.streamCount > 0 && Date() < deadline { usleep(10_000) }
+            return server.application.eventHub.streamCount == 0
+        }
     }
 
     func withSetup(_ body: (Setup) throws -> Void) throws {
@@ -90,7 +98,7 @@ final class OpenEventStream {
             #expect(connected.status == 0, "\(connected.err)")
             #expect(connected.out == "\(device)  [owner@demo.gatepass, console]  delivered")
             stream.close()
-            Thread.sleep(forTimeInterval: 0.2)
+            #expect(setup.streamClosed(), "the server has dropped the closed stream")
             let gone = setup.gatepass("push-test", "--server", setup.url, "--token", device, "--wait", "1", "--json")
             #expect(gone.status == 0, "\(gone.err)")
             let outcomes = try #require(try JSONSerialization.jsonObject(with: Data(gone.out.utf8)) as? [[String: Any]])
@@ -109,7 +117,7 @@ final class OpenEventStream {
             let connected = setup.gatepass("push-test", "--db", setup.database, "--wait", "5")
             #expect(connected.status == 0 && connected.out.hasSuffix("delivered"), "\(connected.out) \(connected.err)")
             stream.close()
-            Thread.sleep(forTimeInterval: 0.2)
+            #expect(setup.streamClosed(), "the server has dropped the closed stream")
             let gone = setup.gatepass("push-test", "--db", setup.database, "--wait", "1")
             #expect(gone.status == 0 && gone.out.hasSuffix("not connected"), "\(gone.out) \(gone.err)")
             let rows = setup.gatepass("push-deliveries", "--db", setup.database, "--token", device)

@@ -270,9 +270,9 @@ import Testing
         var headers: [String: String] = [:]
         var body = #"{"sent":true}"#
         var unreachable = false
-        func perform(_ request: CurlRequest) throws(TransportError) -> CurlResponse {
+        func perform(_ request: HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse {
             if unreachable { throw .cannotConnect(url: request.url, detail: "connection refused") }
-            return CurlResponse(status: status, headers: headers, body: Array(body.utf8))
+            return HTTPClientResponse(status: status, headers: headers, body: Array(body.utf8))
         }
         func separateHandle() -> any HTTPTransport { self }
     }

@@ -326,7 +326,7 @@ import Testing
 
     static let profileJSON = #"{"id":"u1","email":"ana@example.com","name":"Ana Pop","role":"OWNER","organizationId":"org-1","canScanCheckpoint":false}"#
 
-    func withCoreServices(_ answer: @escaping @Sendable (CurlRequest) throws(TransportError) -> CurlResponse,
+    func withCoreServices(_ answer: @escaping @Sendable (HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse,
                           _ body: (ClientCoreServices, ClientCore) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("console-more-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -342,7 +342,7 @@ import Testing
     }
 
     @Test func throughTheClientCoreTheDeviceIsRegisteredOnlyForTheSessionsServerAndUser() throws {
-        try withCoreServices({ request throws(TransportError) in throw .cannotConnect(url: request.url, detail: "connection refused") }) { services, core in
+        try withCoreServices({ request throws(HTTPTransportError) in throw .cannotConnect(url: request.url, detail: "connection refused") }) { services, core in
             #expect(try services.device().registeredWith == nil, "nobody logged in")
             try logIn(core)
             let token = try core.store.deviceToken()
@@ -357,7 +357,7 @@ import Testing
     }
 
     @Test func throughTheClientCoreDeadLettersAreListedWithTheServersErrorAndRetryMovesThemBack() throws {
-        try withCoreServices({ _ in CurlResponse(status: 200, headers: [:], body: Array(Self.profileJSON.utf8)) }) { services, core in
+        try withCoreServices({ _ in HTTPClientResponse(status: 200, headers: [:], body: Array(Self.profileJSON.utf8)) }) { services, core in
             try logIn(core)
             let now = Date(timeIntervalSince1970: 1_750_000_000)
             let first = try core.store.enqueue(kind: "approve", method: "POST", url: "http://gate.test/api/visitors/v1/approve-scan",
@@ -382,7 +382,7 @@ import Testing
     }
 
     @Test func throughTheClientCoreLogoutDropsTheSessionAndReportsWhatFailed() throws {
-        try withCoreServices({ request throws(TransportError) in throw .cannotConnect(url: request.url, detail: "connection refused") }) { services, core in
+        try withCoreServices({ request throws(HTTPTransportError) in throw .cannotConnect(url: request.url, detail: "connection refused") }) { services, core in
             #expect(try services.logOut() == [], "nobody logged in: nothing to do")
             try logIn(core)
             try core.store.setMeta("device_registration", "http://gate.test u1")

@@ -1,6 +1,7 @@
 import CV4L2
 import Foundation
 import GatePassCore
+import Synchronization
 import Testing
 @testable import GatePassScanner
 
@@ -351,13 +352,24 @@ import Testing
     @Test func stopFromAnotherThreadInterruptsARealWait() throws {
         // The real sleeper, and a first wait of a minute: only stop() can end it early.
         let device = FakeVideoDevice(present: false)
+        // stop() comes once the camera is in its wait (the signal: its transition to waiting).
+        let waiting = DispatchSemaphore(value: 0)
         let camera = V4L2Camera(
-            configuration: .init(devicePath: "/dev/video0", reconnectBase: 60, reconnectCap: 60), device: device)
+            configuration: .init(devicePath: "/dev/video0", reconnectBase: 60, reconnectCap: 60), device: device,
+            onTransition: { transition in if case .waiting = transition.to { waiting.signal() } })
         defer { camera.stop() }
-        let started = Date()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { camera.stop() }
-        #expect(try camera.withNextFrame { _ in Issue.record("no frame can come") } == false)
-        #expect(Date().timeIntervalSince(started) < 30)
+        let returned = DispatchSemaphore(value: 0)
+        let gotFrame = Mutex<Bool?>(nil)
+        Thread {
+            let got = try? camera.withNextFrame { _ in Issue.record("no frame can come") }
+            gotFrame.withLock { $0 = got }
+            returned.signal()
+        }.start()
+        #expect(waiting.wait(timeout: .now() + 30) == .success, "the camera waits to reconnect")
+        camera.stop()
+        // Returning within 30 s of a 60 s wait shows stop() cut it short (30 s only catches a hang).
+        #expect(returned.wait(timeout: .now() + 30) == .success)
+        #expect(gotFrame.withLock { $0 } == false)
         #expect(camera.state == .stopped)
         #expect(device.recorded.openAttempts == 1)
     }

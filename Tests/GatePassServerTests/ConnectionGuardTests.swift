@@ -29,6 +29,7 @@ import Testing
             let trickler = Thread {
                 while !stop.load(ordering: .relaxed) {
                     for descriptor in descriptors { _ = send(descriptor, "s", 1, Int32(MSG_NOSIGNAL)) }
+                    // The pace of the slow client under test, not a wait for anything.
                     Thread.sleep(forTimeInterval: 0.1)
                 }
                 tricklerEnded.signal()
@@ -52,11 +53,7 @@ import Testing
             #expect(server.server.openConnections(from: "127.0.0.1") <= 64)
             // The trickling connections never finish their headers: the deadline closes them
             // although every one of them keeps sending a byte every 100 ms.
-            let deadline = ContinuousClock.now + .seconds(30)
-            while server.server.openConnections(from: "127.0.0.1") > 0 && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.1)
-            }
-            #expect(server.server.openConnections(from: "127.0.0.1") == 0)
+            #expect(eventually { server.server.openConnections(from: "127.0.0.1") == 0 })
             #expect(server.server.httpGuardCounters.closedForDeadline >= 1)
         }
     }
@@ -69,10 +66,7 @@ import Testing
             var held: [RawSocket] = []
             for _ in 0..<4 { held.append(try RawSocket(port: server.port, source: "127.0.0.1")) }
             // Wait until the server has counted all four (accepting happens on its threads).
-            let deadline = ContinuousClock.now + .seconds(10)
-            while server.server.openConnections(from: "127.0.0.1") < 4 && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.01)
-            }
+            #expect(eventually { server.server.openConnections(from: "127.0.0.1") >= 4 })
             let fifth = try RawSocket(port: server.port, source: "127.0.0.1")
             fifth.write("GET /api/healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             let (bytes, closed) = fifth.readUntilClosed()
@@ -86,10 +80,7 @@ import Testing
             }
             // Closing one frees a place.
             held.removeLast()
-            let freed = ContinuousClock.now + .seconds(10)
-            while server.server.openConnections(from: "127.0.0.1") > 3 && ContinuousClock.now < freed {
-                Thread.sleep(forTimeInterval: 0.01)
-            }
+            #expect(eventually { server.server.openConnections(from: "127.0.0.1") <= 3 })
             let again = try RawSocket(port: server.port, source: "127.0.0.1")
             again.write("GET /api/healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(again.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 200"))
@@ -129,7 +120,7 @@ import Testing
             var closed = false
             while !closed && ContinuousClock.now - started < .seconds(30) {
                 closed = !socket.write(" ")
-                if !closed { Thread.sleep(forTimeInterval: 0.1) }
+                if !closed { Thread.sleep(forTimeInterval: 0.1) }   // the slow client's pace
                 var pollDescriptor = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
                 if poll(&pollDescriptor, 1, 0) > 0 { closed = socket.peerClosed() || closed }
             }

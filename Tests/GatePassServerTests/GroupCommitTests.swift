@@ -31,8 +31,8 @@ import Testing
             }
             #expect(succeeded.sorted() == (0..<60).filter { $0 % 10 != 3 })
             #expect(refused.sorted() == (0..<60).filter { $0 % 10 == 3 })
-            #expect(writer.jobs == 60)
-            #expect(writer.commits >= 1 && writer.commits <= 60)
+            #expect(writer.statistics.jobs == 60)
+            #expect(writer.statistics.commits >= 1 && writer.statistics.commits <= 60)
             writer.close()
             let reader = try Connection(path: directory + "/g.db")
             let rows = try reader.query("SELECT n FROM t ORDER BY n") { try $0.int(0) }

@@ -28,10 +28,7 @@ import Testing
                 first.withLock { $0 = answer }
                 firstDone.signal()
             }
-            let deadline = Date().addingTimeInterval(10)
-            while server.server.application.idempotentRequestsInProgress == 0 && Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
+            #expect(eventually { server.server.application.idempotentRequestsInProgress > 0 })
             #expect(server.server.application.idempotentRequestsInProgress == 1)
 
             let second = try server.client().send("POST", "/api/visitors", token: token,

@@ -120,12 +120,7 @@ extension TestServer {
     }
 
     func waitFor(_ status: String, _ count: Int, _ server: TestServer, _ site: Site, _ token: String) throws -> Bool {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if try deliveries(server, site, token).filter({ $0["status"] as? String == status }).count == count { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return false
+        try eventually { try deliveries(server, site, token).filter({ $0["status"] as? String == status }).count == count }
     }
 
     @Test func aConnectedDeviceGetsItsDeliveriesMarkedDelivered() throws {
@@ -147,11 +142,20 @@ extension TestServer {
     @Test func aStreamCannotConfirmSomeoneElsesDevice() throws {
         try withSite { server, site in
             try server.registerDevice(site.deskToken, "desk-phone", approver: true)
+            try server.registerDevice(site.approverToken, "approver-phone", approver: true)
             // The approver presents the desk's token: the stream works, the deliveries stay pending.
             let stream = try server.stream(site.approverToken, deviceToken: "desk-phone")
+            // The approver's own phone is the positive signal: the hub records what every open
+            // stream handed over, in order. A second change's deliveries to that phone are
+            // recorded after what the borrowed token's stream handed over for the first.
+            let own = try server.stream(site.approverToken, deviceToken: "approver-phone")
             try server.awaitingVisitor(site)
             #expect(stream.events(2).count == 2)
-            Thread.sleep(forTimeInterval: 0.5)
+            #expect(own.events(2).count == 2)
+            try server.awaitingVisitor(site)
+            #expect(stream.events(2).count == 2)
+            #expect(own.events(2).count == 2)
+            #expect(try waitFor("delivered", 4, server, site, "approver-phone"))
             #expect(try deliveries(server, site, "desk-phone").allSatisfy { $0["status"] as? String == "pending" })
         }
     }
@@ -166,8 +170,15 @@ extension TestServer {
             // A stream that comes later replays the events but does not revive failed deliveries.
             let stream = try server.stream(site.ownerToken, lastEventId: 0, deviceToken: "owner-tablet")
             #expect(stream.events(2).count == 2)
-            Thread.sleep(forTimeInterval: 0.5)
-            #expect(try deliveries(server, site, "owner-tablet").allSatisfy { $0["status"] as? String == "failed" })
+            // A new change is the positive signal: its deliveries are recorded after the
+            // replayed ones were handed over, so once they read delivered the replay has been
+            // accounted for, and the old rows must still read failed.
+            try server.awaitingVisitor(site)
+            #expect(stream.events(2).count == 2)
+            #expect(try waitFor("delivered", 2, server, site, "owner-tablet"))
+            let rows = try deliveries(server, site, "owner-tablet")
+            #expect(rows.count == 4)
+            #expect(rows.filter { $0["status"] as? String == "failed" }.count == 2)
         }
     }
 
@@ -190,7 +201,8 @@ extension TestServer {
             // The admin's stream was connected and went away.
             let admin = try server.stream(site.adminToken, deviceToken: "admin-tablet")
             admin.close()
-            Thread.sleep(forTimeInterval: 0.2)
+            // The server has seen the admin's stream go (only the owner's is left).
+            #expect(eventually { server.server.application.eventHub.streamCount == 1 })
             let answer = try server.post("/api/admin/push-test", token: site.ownerToken, ["waitSeconds": 2])
             #expect(answer.status == 200)
             var report: [String: String] = [:]

@@ -14,12 +14,7 @@ import Testing
 
     /// Waits (bounded, only to catch a hang) until a log line contains `text`.
     private func waitForLog(_ server: TestServer, _ text: String) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if server.log.all.contains(where: { $0.contains(text) }) { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return false
+        eventually { server.log.all.contains(where: { $0.contains(text) }) }
     }
 
     private func sendCodes(_ server: TestServer, users: Int) throws {

@@ -205,11 +205,8 @@ import Testing
             try server.addUser("owner@acme.test", role: .owner)
             #expect(try server.post("/api/auth/send-otp", ["email": "owner@acme.test"]).status == 202)
             let delivered = outbox + "/owner@acme.test"
-            var waited = 0
-            while !FileManager.default.fileExists(atPath: delivered) && waited < 1000 {
-                usleep(10_000)
-                waited += 1
-            }
+            // The delivery program is another process: its file appearing is the signal.
+            #expect(eventually { FileManager.default.fileExists(atPath: delivered) })
             let code = try String(contentsOfFile: delivered, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(code.count == 6)
             let answer = try verify(server, "owner@acme.test", code)

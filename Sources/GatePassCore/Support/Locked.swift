@@ -8,7 +8,11 @@ import Foundation
 /// (swiftlang/swift#88440). A plain mutex spins briefly in user space first. It is also a
 /// lock ThreadSanitizer knows; `Mutex` is a raw futex to it, which made it report the HTTP
 /// server's stream table (`stop` against a stream's `close`) as a data race.
-public final class Locked<Value>: @unchecked Sendable {
+///
+/// `Value` must be `Sendable`: the lock serialises access to the value, but whatever a caller
+/// takes out of `withLock` crosses to its thread, so a non-Sendable reference inside would
+/// be shared unsynchronised. (Hold a non-Sendable object in the type that owns it instead.)
+public final class Locked<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `value` is only touched while `lock` is held.
     private var value: Value
     private let lock = NSLock()
