@@ -30,22 +30,22 @@ public struct APIClient: Sendable {
     ///   - query: appended percent-encoded; items whose value is nil are left out.
     public func send(_ endpoint: Endpoint, _ parameters: String..., query: [(String, String?)] = [], token: String? = nil,
                      body: [UInt8]? = nil, idempotencyKey: String? = nil,
-                     headers extra: [(name: String, value: String)] = []) throws(ClientError) -> HTTPClientResponse {
+                     headers extra: [(name: String, value: String)] = []) throws(ClientError) -> HTTPResponse {
         try send(endpoint.method.rawValue, url: baseURL + endpoint.path(values: parameters, query: query), token: token,
                  body: body, idempotencyKey: idempotencyKey, headers: extra)
     }
 
     /// Like `send(_:_:…)`, with a method and a full URL (outbox entries store theirs).
     public func send(_ method: String, url: String, token: String? = nil, body: [UInt8]? = nil,
-                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> HTTPClientResponse {
+                     idempotencyKey: String? = nil, headers extra: [(name: String, value: String)] = []) throws(ClientError) -> HTTPResponse {
         var headers: [(name: String, value: String)] = [("Accept", "application/json")]
         if body != nil { headers.append(("Content-Type", "application/json")) }
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
         if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
         headers += extra
-        let response: HTTPClientResponse
+        let response: HTTPResponse
         do {
-            response = try transport.perform(HTTPClientRequest(method: method, url: url, headers: headers, body: body))
+            response = try transport.perform(HTTPRequest(method: method, url: url, headers: headers, body: body))
         } catch {
             throw ClientError.from(error)
         }
@@ -54,7 +54,7 @@ public struct APIClient: Sendable {
     }
 
     /// Throws the taxonomy's error for a non-2xx answer.
-    static func check(_ response: HTTPClientResponse) throws(ClientError) {
+    static func check(_ response: HTTPResponse) throws(ClientError) {
         guard !(200..<300).contains(response.status) else { return }
         let detail = try? JSONDecoder().decode(APIErrorBody.self, from: Data(response.body)).error
         let code = detail?.code ?? "HTTP_\(response.status)"

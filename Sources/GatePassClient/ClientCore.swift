@@ -231,7 +231,7 @@ public final class ClientCore: Sendable {
 
     /// The outcome of a mutation: applied now, queued for later, or refused by the server.
     public enum MutationOutcome: Sendable {
-        case applied(HTTPClientResponse)
+        case applied(HTTPResponse)
         case queued(OutboxEntry, reason: ClientError)
         case refused(status: Int, code: String, message: String)
         /// The server no longer accepts this session; the entry stays queued until a new login.

@@ -6,16 +6,16 @@ import CurlHTTP
 // the client.
 
 extension CurlSession: HTTPTransport {
-    public func perform(_ request: HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse {
+    public func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         do {
             let response = try perform(CurlRequest(request))
-            return HTTPClientResponse(status: response.status, headers: response.headers, body: response.body)
+            return HTTPResponse(status: response.status, headers: response.headers, body: response.body)
         } catch {
             throw HTTPTransportError(error)
         }
     }
 
-    public func stream(_ request: HTTPClientRequest, idleTimeout: Duration, shouldStop: @escaping () -> Bool,
+    public func stream(_ request: HTTPRequest, idleTimeout: Duration, shouldStop: @escaping () -> Bool,
                        onResponse: @escaping (Int, [String: String]) -> Bool,
                        onData: @escaping ([UInt8]) -> Bool) throws(HTTPTransportError) {
         do {
@@ -32,7 +32,7 @@ extension CurlSession: HTTPTransport {
 }
 
 extension CurlRequest {
-    init(_ request: HTTPClientRequest) {
+    init(_ request: HTTPRequest) {
         self.init(method: request.method, url: request.url, headers: request.headers, body: request.body)
     }
 }

@@ -194,7 +194,7 @@ public final class EventStreamConsumer: Sendable {
         var headers: [(name: String, value: String)] = [("Authorization", "Bearer \(token)"), ("Accept", "text/event-stream")]
         if let deviceToken = configuration.deviceToken { headers.append(("X-Device-Token", deviceToken)) }
         if let lastID = lastDeliveredID { headers.append(("Last-Event-ID", String(lastID))) }
-        let request = HTTPClientRequest(method: Endpoint.eventsStream.method.rawValue, url: server + Endpoint.eventsStream.path(),
+        let request = HTTPRequest(method: Endpoint.eventsStream.method.rawValue, url: server + Endpoint.eventsStream.path(),
                                         headers: headers)
 
         var parser = ServerSentEventParser(maxEventBytes: configuration.maxEventBytes)

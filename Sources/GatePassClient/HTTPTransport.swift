@@ -8,7 +8,7 @@ import Foundation
 // faked without the client importing it.
 
 /// One request as the client core sends it.
-public struct HTTPClientRequest: Sendable {
+public struct HTTPRequest: Sendable {
     /// `GET`, `POST`, `DELETE` (`Endpoint.method.rawValue`, or what an outbox row stored).
     public var method: String
     /// The full URL, e.g. `https://gate.example.com/api/visitors/0190…`.
@@ -25,7 +25,7 @@ public struct HTTPClientRequest: Sendable {
 }
 
 /// An HTTP answer, whatever its status.
-public struct HTTPClientResponse: Sendable {
+public struct HTTPResponse: Sendable {
     public var status: Int
     /// Header names in lower case; a repeated header keeps its last value.
     public var headers: [String: String]
@@ -68,14 +68,14 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
 /// `ClientCore`, `APIClient` and `EventStreamConsumer`; none of them makes its own.
 public protocol HTTPTransport: Sendable {
     /// Performs `request` and returns the answer, whatever its status.
-    func perform(_ request: HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse
+    func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse
 
     /// Performs a streaming request (server-sent events): `onResponse` gets the status and
     /// headers and returns false to stop; `onData` gets each chunk of the body as it arrives
     /// and returns false to stop. No byte for `idleTimeout` ends the transfer with an error;
     /// `shouldStop` is asked about once a second even while no byte arrives, and a stop ends
     /// the call without an error. The request timeout does not apply.
-    func stream(_ request: HTTPClientRequest, idleTimeout: Duration, shouldStop: @escaping () -> Bool,
+    func stream(_ request: HTTPRequest, idleTimeout: Duration, shouldStop: @escaping () -> Bool,
                 onResponse: @escaping (Int, [String: String]) -> Bool,
                 onData: @escaping ([UInt8]) -> Bool) throws(HTTPTransportError)
 
@@ -88,7 +88,7 @@ public protocol HTTPTransport: Sendable {
 extension HTTPTransport {
     /// For transports that cannot stream (test fakes): performs the request and hands the
     /// whole body over as one chunk.
-    public func stream(_ request: HTTPClientRequest, idleTimeout: Duration, shouldStop: @escaping () -> Bool,
+    public func stream(_ request: HTTPRequest, idleTimeout: Duration, shouldStop: @escaping () -> Bool,
                        onResponse: @escaping (Int, [String: String]) -> Bool,
                        onData: @escaping ([UInt8]) -> Bool) throws(HTTPTransportError) {
         let response = try perform(request)

@@ -49,7 +49,7 @@ public final class OutboxDrainer: Sendable {
 
     /// The outcome of sending one entry.
     public enum Attempt: Sendable {
-        case applied(HTTPClientResponse)
+        case applied(HTTPResponse)
         case retryable(ClientError)
         case refused(status: Int, code: String, message: String)
         case unauthorized(String)

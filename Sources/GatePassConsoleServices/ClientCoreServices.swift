@@ -170,7 +170,7 @@ public final class ClientCoreServices: ConsoleServices {
     /// refusal said when the server applied it but its answer cannot be decoded (`%@` is the
     /// decoding error): the change happened, so it must not read as a plain refusal.
     func mutation<Value>(_ send: () throws(ClientError) -> ClientCore.MutationOutcome, unreadable: String,
-                         decode: (HTTPClientResponse) throws -> Value) -> MutationResult<Value> {
+                         decode: (HTTPResponse) throws -> Value) -> MutationResult<Value> {
         do {
             switch try send() {
             case .applied(let response):
@@ -218,7 +218,7 @@ final class RetryAfterRecorder: HTTPTransport {
     var lastRetryAfter: Int? { retryAfter.withLock { $0 } }
     func reset() { retryAfter.withLock { $0 = nil } }
 
-    func perform(_ request: HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse {
+    func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         let response = try base.perform(request)
         let seconds = response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         retryAfter.withLock { $0 = seconds }

@@ -2,6 +2,9 @@ import CurlHTTP
 import Foundation
 import GatePassCore
 import HTTPServer
+// The server's request and response (GatePassClient has its own of the same names).
+import struct HTTPServer.HTTPRequest
+import struct HTTPServer.HTTPResponse
 import LoopbackHTTP
 import Synchronization
 import Testing

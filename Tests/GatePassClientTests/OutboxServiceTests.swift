@@ -14,7 +14,7 @@ import Testing
     }
 
     struct UnreachableTransport: HTTPTransport {
-        func perform(_ request: HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse {
+        func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
             throw .cannotConnect(url: request.url, detail: "no server in this test")
         }
         func separateHandle() -> any HTTPTransport { self }

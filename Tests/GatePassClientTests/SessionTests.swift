@@ -102,7 +102,7 @@ import Testing
 
     @Test func errorTaxonomy() throws {
         func check(_ status: Int, _ body: String) -> ClientError? {
-            do throws(ClientError) { try APIClient.check(HTTPClientResponse(status: status, headers: [:], body: Array(body.utf8))); return nil } catch { return error }
+            do throws(ClientError) { try APIClient.check(HTTPResponse(status: status, headers: [:], body: Array(body.utf8))); return nil } catch { return error }
         }
         #expect(check(200, "{}") == nil)
         #expect(check(401, #"{"error":{"code":"UNAUTHORIZED","message":"gone"}}"#) == .unauthorized("gone"))

@@ -701,8 +701,8 @@ import Testing
 
     /// Answers each request with `answer`.
     struct RoutedTransport: HTTPTransport {
-        let answer: @Sendable (HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse
-        func perform(_ request: HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse { try answer(request) }
+        let answer: @Sendable (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse
+        func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse { try answer(request) }
         func separateHandle() -> any HTTPTransport { self }
     }
 
@@ -710,7 +710,7 @@ import Testing
                                canScanCheckpoint: false)
 
     /// Client-core services over a fresh state folder with Ana logged in to http://gate.test.
-    func withCoreServices(loggedIn: Bool = true, _ answer: @escaping @Sendable (HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse,
+    func withCoreServices(loggedIn: Bool = true, _ answer: @escaping @Sendable (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse,
                           _ body: (ClientCoreServices, ClientCore, String) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("console-history-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -735,7 +735,7 @@ import Testing
         let requests = Locked<[String]>([])
         try withCoreServices({ request in
             requests.withLock { $0.append(request.url) }
-            return HTTPClientResponse(status: 200, headers: ["content-type": "text/csv"], body: Array(Self.csv.utf8))
+            return HTTPResponse(status: 200, headers: ["content-type": "text/csv"], body: Array(Self.csv.utf8))
         }) { services, _, folder in
             let path = folder + "/scans.csv"
             let filter = ScanHistoryFilter(from: Fixtures.instant("2026-11-30T00:00:00Z"), result: .checkedIn)
@@ -761,7 +761,7 @@ import Testing
     }
 
     @Test func throughTheClientCoreBadPathsAreRefusedInWords() throws {
-        try withCoreServices({ _ in HTTPClientResponse(status: 200, headers: [:], body: Array(Self.csv.utf8)) }) { services, _, folder in
+        try withCoreServices({ _ in HTTPResponse(status: 200, headers: [:], body: Array(Self.csv.utf8)) }) { services, _, folder in
             let filter = ScanHistoryFilter()
             #expect(throws: ConsoleError.refused("the folder \(folder)/missing does not exist; create it or choose another")) {
                 try services.exportScanHistoryCSV(filter: filter, toPath: folder + "/missing/scans.csv", overwrite: false)
@@ -801,7 +801,7 @@ import Testing
     }
 
     /// A server of `total` scans that pages them by an offset cursor.
-    static func pagingServer(total: Int, limits: Locked<[Int]>) -> @Sendable (HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse {
+    static func pagingServer(total: Int, limits: Locked<[Int]>) -> @Sendable (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
         { request in
             let query = URLComponents(string: request.url)?.queryItems ?? []
             let limit = Int(query.first { $0.name == "limit" }?.value ?? "50") ?? 50
@@ -812,7 +812,7 @@ import Testing
             }
             let next = offset + limit < total ? String(offset + limit) : nil
             let body = try! JSONEncoder().encode(Page(items: items, nextCursor: next))
-            return HTTPClientResponse(status: 200, headers: ["content-type": "application/json"], body: Array(body))
+            return HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Array(body))
         }
     }
 
@@ -858,7 +858,7 @@ import Testing
             } else {
                 body = try! JSONEncoder().encode(Page(items: [Fixtures.visitor(1, name: "Ana Pop")], nextCursor: nil))
             }
-            return HTTPClientResponse(status: 200, headers: [:], body: Array(body))
+            return HTTPResponse(status: 200, headers: [:], body: Array(body))
         }) { services, _, _ in
             #expect(services.historyCheckpointNames() == ["c1": "Main gate"])
             #expect(services.historyVisitorNames(ids: ["v1", "v9"]) == ["v1": "Ana Pop"])

@@ -270,9 +270,9 @@ import Testing
         var headers: [String: String] = [:]
         var body = #"{"sent":true}"#
         var unreachable = false
-        func perform(_ request: HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse {
+        func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
             if unreachable { throw .cannotConnect(url: request.url, detail: "connection refused") }
-            return HTTPClientResponse(status: status, headers: headers, body: Array(body.utf8))
+            return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))
         }
         func separateHandle() -> any HTTPTransport { self }
     }

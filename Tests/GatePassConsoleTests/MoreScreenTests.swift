@@ -326,7 +326,7 @@ import Testing
 
     static let profileJSON = #"{"id":"u1","email":"ana@example.com","name":"Ana Pop","role":"OWNER","organizationId":"org-1","canScanCheckpoint":false}"#
 
-    func withCoreServices(_ answer: @escaping @Sendable (HTTPClientRequest) throws(HTTPTransportError) -> HTTPClientResponse,
+    func withCoreServices(_ answer: @escaping @Sendable (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse,
                           _ body: (ClientCoreServices, ClientCore) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("console-more-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -357,7 +357,7 @@ import Testing
     }
 
     @Test func throughTheClientCoreDeadLettersAreListedWithTheServersErrorAndRetryMovesThemBack() throws {
-        try withCoreServices({ _ in HTTPClientResponse(status: 200, headers: [:], body: Array(Self.profileJSON.utf8)) }) { services, core in
+        try withCoreServices({ _ in HTTPResponse(status: 200, headers: [:], body: Array(Self.profileJSON.utf8)) }) { services, core in
             try logIn(core)
             let now = Date(timeIntervalSince1970: 1_750_000_000)
             let first = try core.store.enqueue(kind: "approve", method: "POST", url: "http://gate.test/api/visitors/v1/approve-scan",

@@ -62,7 +62,7 @@ extension GatePassApplication {
                     requiresApproval: body.requiresApproval ?? false, walkIn: false, status: .expected,
                     validity: ValidityWindow(from: from, until: until), createdAt: call.now)
         }
-        return JSONBody.response(status: 201, visitor, headers: [("Location", "/api/visitors/\(visitor.id)")])
+        return JSONBody.response(status: 201, visitor, headers: [("Location", Endpoint.visitorsGet.path(visitor.id))])
     }
 
     /// The visitor named by `:id`, if the caller may see it; 404 otherwise (never 403, so
