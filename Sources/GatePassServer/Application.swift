@@ -30,6 +30,8 @@ public final class GatePassApplication: HTTPResponder {
 
     /// How many idempotent requests are being processed now (for tests and diagnostics).
     var idempotentRequestsInProgress: Int { keysInProgress.withLock { $0.count } }
+    /// Signalled after an idempotent request starts or ends (what tests wait on).
+    let changes = ChangeSignal()
     private let fingerprintKey: [UInt8]
 
     public init(configuration: ServerConfiguration, store: ServerDatabase, secret: ServerSecret, clock: any WallClock,
@@ -226,6 +228,7 @@ public final class GatePassApplication: HTTPResponder {
         let scope = principal.idempotencyScope
         let slot = scope + "\n" + key
         let claimed = keysInProgress.withLock { $0.insert(slot).inserted }
+        changes.signal()
         guard claimed else {
             throw APIError.conflict("a request with this Idempotency-Key is still being processed; retry later")
         }
@@ -257,6 +260,7 @@ public final class GatePassApplication: HTTPResponder {
             eventHub.committed()
             if call.endpoint == .authLogout { eventHub.sessionsEnded() }
             _ = keysInProgress.withLock { $0.remove(slot) }
+            changes.signal()
             switch result {
             case .success(let (response, replayed)):
                 if replayed { metrics.recordIdempotentReplay() }
@@ -269,6 +273,8 @@ public final class GatePassApplication: HTTPResponder {
 
     /// push-test answers waiting now (for tests and diagnostics).
     public var pushTestWaitCount: Int { pushTestWaits.count }
+    /// Signalled after a push-test wait starts or ends.
+    public var pushTestWaitChanges: ChangeSignal { pushTestWaits.changes }
 
     /// The end of a stop's grace period: writes still queued are refused (503, not applied),
     /// the batch being committed finishes and gets its real answers, push-test waits are

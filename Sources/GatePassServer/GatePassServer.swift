@@ -64,6 +64,8 @@ public final class GatePassServer: @unchecked Sendable {
 
     /// Open connections from one client address, as counted against `maxConnectionsPerIP`.
     public func openConnections(from address: String) -> Int { http.openConnections(from: address) }
+    /// Signalled after a connection opens or closes (see `HTTPServer.connectionChanges`).
+    public var connectionChanges: ChangeSignal { http.connectionChanges }
 
     public var baseURL: String { "http://\(http.configuration.host == "0.0.0.0" ? "127.0.0.1" : http.configuration.host):\(port)" }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 
 /// Keeps any one peer from taking the server off the air: a cap on connections per IPv4
 /// address, and deadlines that do not restart with every byte.
@@ -87,7 +88,10 @@ final class ConnectionGuard: @unchecked Sendable {
     /// A connection was accepted. Over the cap it is shut down at once (it is not counted).
     func admit(address: UInt32, socket: Int32) -> Record {
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            lock.unlock()
+            changes.signal()
+        }
         let exempt = limits.exempt.contains(address)
         let open = perAddress[address, default: 0]
         let admitted = exempt || open < limits.perAddress
@@ -104,7 +108,10 @@ final class ConnectionGuard: @unchecked Sendable {
 
     func closed(_ record: Record) {
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            lock.unlock()
+            changes.signal()
+        }
         records.removeValue(forKey: ObjectIdentifier(record))
         guard record.counted else { return }
         let remaining = perAddress[record.address, default: 1] - 1
@@ -139,6 +146,9 @@ final class ConnectionGuard: @unchecked Sendable {
     }
 
     /// Open connections of one address (those counted against its cap).
+    /// Signalled after a connection is admitted or closed (what tests wait on).
+    let changes = ChangeSignal()
+
     func openConnections(from address: UInt32) -> Int {
         lock.lock()
         defer { lock.unlock() }

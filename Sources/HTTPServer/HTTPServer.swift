@@ -104,6 +104,10 @@ public final class HTTPServer: Sendable {
         ipv4Address(address).map { connectionGuard.openConnections(from: $0) } ?? 0
     }
 
+    /// Signalled after a connection opens or closes: wait on it for a count of
+    /// `openConnections(from:)` rather than polling.
+    public var connectionChanges: ChangeSignal { connectionGuard.changes }
+
     /// Binds and starts serving. Returns the port bound (useful with port 0).
     @discardableResult
     public func start() throws(HTTPServerError) -> UInt16 {

@@ -68,9 +68,7 @@ final class OpenEventStream {
         /// Waits (30 s only catches a hang) until the server holds no event stream: the signal
         /// that a closed stream's device counts as not connected.
         func streamClosed() -> Bool {
-            let deadline = Date().addingTimeInterval(30)
-            while server.application.eventHub.streamCount > 0 && Date() < deadline { usleep(10_000) }
-            return server.application.eventHub.streamCount == 0
+            server.application.eventHub.changes.wait { server.application.eventHub.streamCount == 0 }
         }
     }
 

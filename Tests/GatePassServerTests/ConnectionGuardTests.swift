@@ -53,7 +53,7 @@ import Testing
             #expect(server.server.openConnections(from: "127.0.0.1") <= 64)
             // The trickling connections never finish their headers: the deadline closes them
             // although every one of them keeps sending a byte every 100 ms.
-            #expect(eventually { server.server.openConnections(from: "127.0.0.1") == 0 })
+            #expect(server.server.connectionChanges.wait { server.server.openConnections(from: "127.0.0.1") == 0 })
             #expect(server.server.httpGuardCounters.closedForDeadline >= 1)
         }
     }
@@ -66,7 +66,7 @@ import Testing
             var held: [RawSocket] = []
             for _ in 0..<4 { held.append(try RawSocket(port: server.port, source: "127.0.0.1")) }
             // Wait until the server has counted all four (accepting happens on its threads).
-            #expect(eventually { server.server.openConnections(from: "127.0.0.1") >= 4 })
+            #expect(server.server.connectionChanges.wait { server.server.openConnections(from: "127.0.0.1") >= 4 })
             let fifth = try RawSocket(port: server.port, source: "127.0.0.1")
             fifth.write("GET /api/healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             let (bytes, closed) = fifth.readUntilClosed()
@@ -80,7 +80,7 @@ import Testing
             }
             // Closing one frees a place.
             held.removeLast()
-            #expect(eventually { server.server.openConnections(from: "127.0.0.1") <= 3 })
+            #expect(server.server.connectionChanges.wait { server.server.openConnections(from: "127.0.0.1") <= 3 })
             let again = try RawSocket(port: server.port, source: "127.0.0.1")
             again.write("GET /api/healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(again.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 200"))

@@ -2,8 +2,8 @@ import Foundation
 
 /// Waits until `condition` holds, looking again every 10 ms; false once `timeout` has passed.
 ///
-/// For state the server exposes only as a counter or a query (open connections, waits held,
-/// a log line, a delivery row) where there is no callback to wait on. The timeout only
+/// Only for state another process makes (a file the OTP delivery program writes), which sends
+/// no signal; the server's own state is waited for on its `ChangeSignal`s. The timeout only
 /// catches a hang: a test asserts what `condition` reads, never how long it took, and never
 /// waits for something *not* to happen (wait for a positive signal, then assert).
 func eventually(timeout: Duration = .seconds(30), _ condition: () throws -> Bool) rethrows -> Bool {

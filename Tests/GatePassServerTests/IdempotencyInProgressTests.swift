@@ -28,7 +28,7 @@ import Testing
                 first.withLock { $0 = answer }
                 firstDone.signal()
             }
-            #expect(eventually { server.server.application.idempotentRequestsInProgress > 0 })
+            #expect(server.server.application.changes.wait { server.server.application.idempotentRequestsInProgress > 0 })
             #expect(server.server.application.idempotentRequestsInProgress == 1)
 
             let second = try server.client().send("POST", "/api/visitors", token: token,

@@ -120,7 +120,7 @@ extension TestServer {
     }
 
     func waitFor(_ status: String, _ count: Int, _ server: TestServer, _ site: Site, _ token: String) throws -> Bool {
-        try eventually { try deliveries(server, site, token).filter({ $0["status"] as? String == status }).count == count }
+        try server.server.application.eventHub.changes.wait { try deliveries(server, site, token).filter({ $0["status"] as? String == status }).count == count }
     }
 
     @Test func aConnectedDeviceGetsItsDeliveriesMarkedDelivered() throws {
@@ -202,7 +202,7 @@ extension TestServer {
             let admin = try server.stream(site.adminToken, deviceToken: "admin-tablet")
             admin.close()
             // The server has seen the admin's stream go (only the owner's is left).
-            #expect(eventually { server.server.application.eventHub.streamCount == 1 })
+            #expect(server.server.application.eventHub.changes.wait { server.server.application.eventHub.streamCount == 1 })
             let answer = try server.post("/api/admin/push-test", token: site.ownerToken, ["waitSeconds": 2])
             #expect(answer.status == 200)
             var report: [String: String] = [:]

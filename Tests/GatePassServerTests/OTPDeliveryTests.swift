@@ -14,7 +14,7 @@ import Testing
 
     /// Waits (bounded, only to catch a hang) until a log line contains `text`.
     private func waitForLog(_ server: TestServer, _ text: String) -> Bool {
-        eventually { server.log.all.contains(where: { $0.contains(text) }) }
+        server.log.changes.wait { server.log.all.contains(where: { $0.contains(text) }) }
     }
 
     private func sendCodes(_ server: TestServer, users: Int) throws {

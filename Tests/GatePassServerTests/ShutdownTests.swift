@@ -109,7 +109,7 @@ final class HoldingResponder: HTTPResponder, @unchecked Sendable {
                 answer.withLock { $0 = response }
                 done.signal()
             }
-            #expect(eventually { server.server.application.pushTestWaitCount > 0 })
+            #expect(server.server.application.pushTestWaitChanges.wait { server.server.application.pushTestWaitCount > 0 })
             #expect(server.server.application.pushTestWaitCount == 1)
             server.server.stop(grace: .milliseconds(100))
             #expect(done.wait(timeout: .now() + 60) == .success, "the push-test was answered")
@@ -130,7 +130,7 @@ final class HoldingResponder: HTTPResponder, @unchecked Sendable {
                                                             json: ["waitSeconds": 30])
                 done.signal()
             }
-            #expect(eventually { server.server.application.pushTestWaitCount > 0 })
+            #expect(server.server.application.pushTestWaitChanges.wait { server.server.application.pushTestWaitCount > 0 })
             let second = try server.post("/api/admin/push-test", token: owner, ["waitSeconds": 1])
             #expect(second.status == 503)
             #expect(second.headers["retry-after"] != nil)

@@ -17,7 +17,12 @@ final class TestClock: WallClock {
 /// Collects log lines so tests can check what was (and was not) logged.
 final class RecordingLog: LogSink {
     private let lines = Mutex<[String]>([])
-    func log(_ line: String) { lines.withLock { $0.append(line) } }
+    /// Signalled after every line, so a test can wait for one.
+    let changes = ChangeSignal()
+    func log(_ line: String) {
+        lines.withLock { $0.append(line) }
+        changes.signal()
+    }
     var all: [String] { lines.withLock { $0 } }
 }
 

@@ -43,6 +43,9 @@ final class EventHub: @unchecked Sendable {
     }
 
     var streamCount: Int { condition.withLock { streams.count } }
+    /// Signalled after a stream is added or removed and after delivery records are committed
+    /// (what tests wait on: "stream closed", "delivery marked").
+    let changes = ChangeSignal()
 
     func start() throws {
         head = try store.read { tx in try tx.events.lastEventId() }
@@ -114,11 +117,13 @@ final class EventHub: @unchecked Sendable {
             signaled = true
             condition.signal()
         }
+        changes.signal()
         return stream
     }
 
     private func remove(_ stream: EventStream) {
         condition.withLock { _ = streams.removeValue(forKey: ObjectIdentifier(stream)) }
+        changes.signal()
     }
 
     // MARK: - The hub thread
@@ -225,8 +230,9 @@ final class EventHub: @unchecked Sendable {
             for mark in done {
                 try tx.push.markDelivered(token: mark.token, eventId: mark.eventId, now: now)
             }
-        }) { [logSink] result in
+        }) { [logSink, changes] result in
             if case .failure(let error) = result { logSink.log("recording push deliveries failed: \(error)") }
+            changes.signal()
         }
     }
 
@@ -259,8 +265,9 @@ final class EventHub: @unchecked Sendable {
         let now = clock.now()
         store.writeAsync({ tx in
             try tx.push.failPendingDeliveries(createdBefore: cutoff, now: now)
-        }) { [logSink] result in
+        }) { [logSink, changes] result in
             if case .failure(let error) = result { logSink.log("failing overdue push deliveries failed: \(error)") }
+            changes.signal()
         }
     }
 }

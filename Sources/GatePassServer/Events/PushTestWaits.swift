@@ -69,8 +69,12 @@ final class PushTestWaits: @unchecked Sendable {
         let startPolling = !polling
         polling = true
         lock.unlock()
+        changes.signal()
         if startPolling { queue.async { self.poll() } }
     }
+
+    /// Signalled after a wait starts or ends (what tests wait on).
+    let changes = ChangeSignal()
 
     /// Waits currently held (for tests and diagnostics).
     var count: Int {
@@ -102,6 +106,7 @@ final class PushTestWaits: @unchecked Sendable {
         let again = !waits.isEmpty
         polling = again
         lock.unlock()
+        if !answer.isEmpty { changes.signal() }
         for (wait, statuses) in answer {
             let outcomes = PushRegistry.outcomes(for: wait.targets, eventIds: wait.eventIds, statuses: statuses)
             wait.reply(JSONBody.response(Page(items: outcomes, nextCursor: nil)))
@@ -117,6 +122,7 @@ final class PushTestWaits: @unchecked Sendable {
         waits.removeAll()
         reserved -= abandoned.count
         lock.unlock()
+        changes.signal()
         for wait in abandoned { wait.reply(Self.stoppingResponse) }
     }
 
