@@ -11,21 +11,31 @@ struct Router: Sendable {
         case notFound
     }
 
+    /// A route's path split once; the route itself is looked up by index only when it
+    /// matches, so the per-request scan copies no strings or closures.
     private struct Pattern: Sendable {
-        var route: Route
-        var segments: [Substring]
+        var routeIndex: Int
+        var method: HTTPMethod
+        /// nil for a `:parameter` segment, which matches any segment.
+        var literals: [Substring?]
+        var parameterNames: [String?]
         var literalCount: Int
     }
 
+    private let routes: [Route]
     private let patterns: [Pattern]
 
     /// - Precondition: no two routes share a method and path (a table error, found at start).
     init(routes: [Route]) {
         let names = routes.map(\.endpoint.name)
         precondition(Set(names).count == names.count, "a route is declared twice: \(names)")
-        patterns = routes.map { route in
+        self.routes = routes
+        patterns = routes.enumerated().map { index, route in
             let segments = route.endpoint.pathPattern.split(separator: "/")
-            return Pattern(route: route, segments: segments, literalCount: segments.filter { !$0.hasPrefix(":") }.count)
+            return Pattern(routeIndex: index, method: route.endpoint.method,
+                           literals: segments.map { $0.hasPrefix(":") ? nil : $0 },
+                           parameterNames: segments.map { $0.hasPrefix(":") ? String($0.dropFirst()) : nil },
+                           literalCount: segments.filter { !$0.hasPrefix(":") }.count)
         }.sorted { $0.literalCount > $1.literalCount }
     }
 
@@ -34,24 +44,21 @@ struct Router: Sendable {
     func match(method: String, segments: [String]) -> Match {
         // A trailing slash or an empty segment never matches: paths are exact.
         guard !segments.contains(where: \.isEmpty) else { return .notFound }
+        let requested = HTTPMethod(rawValue: method)
+        let isHead = method == "HEAD"
         var allowed: [String] = []
-        for pattern in patterns where pattern.segments.count == segments.count {
-            var parameters: [String: String] = [:]
-            var matches = true
-            for (expected, actual) in zip(pattern.segments, segments) {
-                if expected.hasPrefix(":") {
-                    parameters[String(expected.dropFirst())] = actual
-                } else if expected != actual {
-                    matches = false
-                    break
+        for index in patterns.indices where patterns[index].literals.count == segments.count {
+            let pattern = patterns[index]
+            guard zip(pattern.literals, segments).allSatisfy({ literal, actual in literal.map { $0 == actual } ?? true })
+            else { continue }
+            if pattern.method == requested || (isHead && pattern.method == .get) {
+                var parameters: [String: String] = [:]
+                for (name, actual) in zip(pattern.parameterNames, segments) {
+                    if let name { parameters[name] = actual }
                 }
+                return .found(routes[pattern.routeIndex], parameters: parameters)
             }
-            guard matches else { continue }
-            let patternMethod = pattern.route.endpoint.method.rawValue
-            if patternMethod == method || (method == "HEAD" && pattern.route.endpoint.method == .get) {
-                return .found(pattern.route, parameters: parameters)
-            }
-            if !allowed.contains(patternMethod) { allowed.append(patternMethod) }
+            if !allowed.contains(pattern.method.rawValue) { allowed.append(pattern.method.rawValue) }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
