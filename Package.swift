@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole"]),
         // What the screens ask of the world, over the client core, the file system and the camera.
         .target(name: "GatePassConsoleServices",
-                dependencies: ["GatePassConsole", "GatePassClient", "GatePassCore", "CurlHTTP", "GatePassScanner"]),
+                dependencies: ["GatePassConsole", "GatePassClient", "GatePassCore", "GatePassScanner"]),
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
@@ -87,7 +87,7 @@ let package = Package(
                                    "HTTPServer", "SQLite"]),
         .testTarget(name: "CursesTerminalTests", dependencies: ["CursesTerminal", "GatePassConsole"]),
         .testTarget(name: "GatePassConsoleTests",
-                    dependencies: ["GatePassConsole", "GatePassConsoleServices", "GatePassCore", "GatePassClient", "CurlHTTP"]),
+                    dependencies: ["GatePassConsole", "GatePassConsoleServices", "GatePassCore", "GatePassClient"]),
         .testTarget(name: "GatePassScannerTests",
                     dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode"]),
         .testTarget(name: "GatePassCommandsTests",

@@ -1,4 +1,3 @@
-import CurlHTTP
 import CursesTerminal
 import Foundation
 import GatePassClient

@@ -1,5 +1,4 @@
 import CZBar
-import CurlHTTP
 import Foundation
 import GatePassClient
 import GatePassCommands

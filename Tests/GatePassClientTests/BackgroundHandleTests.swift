@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CurlHTTP
 import Foundation
 import GatePassCore
 import Synchronization

@@ -1,4 +1,3 @@
-import CurlHTTP
 import Foundation
 import GatePassClient
 import GatePassCore
