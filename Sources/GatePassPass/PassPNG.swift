@@ -29,6 +29,7 @@ public enum PassPNG {
         DrawTranslate(drawing, -0.5, -0.5)
         DrawSetFillRule(drawing, NonZeroRule)
         DrawSetStrokeOpacity(drawing, 0)
+        DrawSetStrokeWidth(drawing, 0)
         PixelSetColor(colour, "#000000")
         DrawSetFillColor(drawing, colour)
         for rule in layout.rules {

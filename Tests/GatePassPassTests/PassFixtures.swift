@@ -107,3 +107,25 @@ func pngChunks(_ bytes: [UInt8]) -> [(type: String, data: [UInt8])] {
 func bigEndian32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
     bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | UInt32($1) }
 }
+
+/// The share of `b`'s pixels that `a` does not show: a pixel counts when no pixel of `a` within
+/// one place of it is within half the grey range of its value. Anti-aliased edges and a
+/// renderer's one-pixel rounding pass; a different font, size, line or code does not.
+func differingFraction(_ a: GreyImage, _ b: GreyImage) -> Double {
+    var differing = 0
+    let width = min(a.width, b.width), height = min(a.height, b.height)
+    for y in 1..<(height - 1) {
+        for x in 1..<(width - 1) {
+            let value = Int(b.pixels[y * b.width + x])
+            var matched = false
+            for dy in -1...1 where !matched {
+                for dx in -1...1 where abs(Int(a.pixels[(y + dy) * a.width + x + dx]) - value) <= 128 {
+                    matched = true
+                    break
+                }
+            }
+            if !matched { differing += 1 }
+        }
+    }
+    return Double(differing) / Double(b.width * b.height)
+}
