@@ -17,7 +17,9 @@ public struct PassContent: Sendable, Equatable {
     public var validity: String
     /// The short id, for typing when the scan fails.
     public var shortId: String
-    /// The QR code's text: `GP1:<shortId>` today, a signed GP2 text later. Encoded as given.
+    /// The QR code's text: `GP1:<shortId>` today, a signed GP2 text later. Encoded as given, in
+    /// 8-bit mode; it is made by our own code, so a NUL in it (where libqrencode would stop
+    /// reading) is a bug and traps in ``PassLayout``.
     public var qrPayload: String
 
     public init(siteName: String, visitorName: String, hostName: String, validity: String,

@@ -85,6 +85,7 @@ public struct PassLayout: Sendable {
     ///   text never throws: it is cleaned (``PassText/cleaned(_:limit:)``), shrunk and cut.
     public init(content: PassContent, fonts: PassFonts) throws(PassError) {
         self.content = content
+        precondition(!content.qrPayload.utf8.contains(0), "a pass payload holds no NUL")
         let code: QRCode
         do {
             code = try QRCode(content.qrPayload, errorCorrection: .quartile)

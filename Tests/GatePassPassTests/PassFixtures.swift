@@ -51,11 +51,12 @@ struct CommandFailure: Error, CustomStringConvertible {
     var description: String { "\(command.joined(separator: " ")) exited \(status): \(output)" }
 }
 
-/// Runs a program found on PATH and waits for it; throws when it exits non-zero.
+/// Runs a program found on PATH and waits for it, at most two minutes (coreutils' `timeout`
+/// ends a renderer that hangs); throws when it exits non-zero.
 func run(_ arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
+    process.arguments = ["timeout", "120"] + arguments
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = pipe

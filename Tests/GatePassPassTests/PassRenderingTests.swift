@@ -73,6 +73,8 @@ import Testing
             case .cairosvg: ["cairosvg", "--dpi", "300", "-b", "white", "-o", png, svg]
             // 300 dpi over CSS's 96: a 105 mm wide page is 1240 device pixels.
             case .chromium: ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                             // Its own profile: tests run side by side, and one profile is locked.
+                             "--user-data-dir=\(png).profile",
                              "--force-device-scale-factor=3.125", "--window-size=397,560",
                              "--default-background-color=ffffffff", "--screenshot=\(png)", "file://\(svg)"]
             }
@@ -166,6 +168,7 @@ import Testing
             let page = folder + "/pass.html", png = folder + "/page.png"
             try PassHTML.page(layout, fonts: fonts).write(toFile: page, atomically: true, encoding: .utf8)
             try run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                     "--user-data-dir=\(folder)/profile",
                      "--force-device-scale-factor=3", "--window-size=420,620", "--screenshot=\(png)", "file://\(page)"])
             #expect(try decodedTexts(atPath: png) == [gp2Payload])
         }
