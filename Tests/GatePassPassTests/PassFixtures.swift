@@ -51,9 +51,16 @@ struct CommandFailure: Error, CustomStringConvertible {
     var description: String { "\(command.joined(separator: " ")) exited \(status): \(output)" }
 }
 
+/// One renderer at a time: a headless Chromium takes both cores for a second or two, and other
+/// suites' one-second server deadlines run beside these tests (a burst of nine Chromiums made
+/// ConnectionGuardTests miss a response head once).
+private let rendererTurn = DispatchSemaphore(value: 1)
+
 /// Runs a program found on PATH and waits for it, at most two minutes (coreutils' `timeout`
 /// ends a renderer that hangs); throws when it exits non-zero.
 func run(_ arguments: [String]) throws {
+    rendererTurn.wait()
+    defer { rendererTurn.signal() }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["timeout", "120"] + arguments
