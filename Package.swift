@@ -2,10 +2,10 @@
 import PackageDescription
 
 // Layers, bottom to top (a target depends only on targets above it in this list):
-//   C system libraries (CSQLite, CMicroHTTPD, COpenSSL, CQREncode)
+//   C system libraries (CSQLite, CMicroHTTPD, COpenSSL, CQREncode, CFreeType, …)
 //   GatePassCore       — the domain: no I/O, shared by server and clients
 //   GatePassAPI        — the contract's endpoints (method, path, action), shared by server and clients
-//   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode
+//   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode, GatePassPass (the pass drawn)
 //   GatePassServer     — the API service on top of the wrappers
 //   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
 //                        adapters to the client core, files and camera are GatePassConsoleServices
@@ -39,6 +39,8 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CMagickWand", pkgConfig: "MagickWand",
                        providers: [.apt(["libmagickwand-dev"])]),
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2",
+                       providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CNcursesw", pkgConfig: "ncursesw",
                        providers: [.apt(["libncurses-dev"])]),
         // glibc's posix_spawn extensions (libc itself: nothing to install or link).
@@ -55,6 +57,9 @@ let package = Package(
         .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
+        // The pass in three forms (SVG, PNG, HTML page) from one layout; glyph outlines through
+        // FreeType, the PNG through MagickWand. Not yet served by any route.
+        .target(name: "GatePassPass", dependencies: ["QRCode", "CFreeType", "CMagickWand"]),
         .target(name: "GatePassClient", dependencies: ["GatePassCore", "GatePassAPI", "CurlHTTP", "SQLite"]),
         .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
         // The console's screens: view models, keys and drawing over plain values (no HTTP, SQLite or files).
@@ -90,6 +95,8 @@ let package = Package(
                     dependencies: ["GatePassConsole", "GatePassConsoleServices", "GatePassCore", "GatePassClient"]),
         .testTarget(name: "GatePassScannerTests",
                     dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode"]),
+        .testTarget(name: "GatePassPassTests",
+                    dependencies: ["GatePassPass", "QRCode", "GatePassScanner"]),
         .testTarget(name: "GatePassCommandsTests",
                     dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices"]),

@@ -67,8 +67,10 @@ public struct QRCode: Sendable {
     }
 }
 
-enum XML {
-    static func escape(_ text: String) -> String {
+/// Escaping for XML and HTML text and attribute values (the pass's SVG and HTML use it too).
+public enum XML {
+    /// `text` with `& < > " '` as entities; `'` as `&#39;`, which HTML 4 also reads.
+    public static func escape(_ text: String) -> String {
         var out = ""
         for character in text {
             switch character {
@@ -76,7 +78,7 @@ enum XML {
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
-            case "'": out += "&apos;"
+            case "'": out += "&#39;"
             default: out.append(character)
             }
         }
