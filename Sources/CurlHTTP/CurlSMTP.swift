@@ -105,13 +105,13 @@ public struct CurlSMTP: Sendable {
     /// - Throws: `SMTPError` with the stage that failed; every recipient must be accepted.
     public func send(from: String, to recipients: [String], message: [UInt8]) throws(SMTPError) {
         guard Self.isEnvelopeAddress(from) else {
-            throw SMTPError(url: options.url, stage: .mailFrom, curlCode: 0, detail: "the sender is not an address SMTP can carry")
+            throw SMTPError(url: displayURL, stage: .mailFrom, curlCode: 0, detail: "the sender is not an address SMTP can carry")
         }
         guard !recipients.isEmpty else {
-            throw SMTPError(url: options.url, stage: .recipient, curlCode: 0, detail: "no recipient")
+            throw SMTPError(url: displayURL, stage: .recipient, curlCode: 0, detail: "no recipient")
         }
         for recipient in recipients where !Self.isEnvelopeAddress(recipient) {
-            throw SMTPError(url: options.url, stage: .recipient, curlCode: 0, detail: "a recipient is not an address SMTP can carry")
+            throw SMTPError(url: displayURL, stage: .recipient, curlCode: 0, detail: "a recipient is not an address SMTP can carry")
         }
         try perform { handle, exchange in
             _ = gatepass_curl_setopt_string(handle, CURLOPT_MAIL_FROM, "<\(from)>")
@@ -127,14 +127,17 @@ public struct CurlSMTP: Sendable {
         }
     }
 
-    /// Connects, reads the greeting, says EHLO, STARTTLS (smtp://), EHLO again and AUTH, then
-    /// QUIT: checks the settings without sending anything.
+    /// Connects, reads the greeting, says EHLO, STARTTLS (smtp://), EHLO again and AUTH, and
+    /// hangs up: checks the settings without sending anything.
     ///
-    /// Uses CURLOPT_CONNECT_ONLY: for SMTP, libcurl's connect phase is the whole session set-up
-    /// (greeting → EHLO → STARTTLS → EHLO → AUTH, lib/smtp.c `smtp_connect`), and with
-    /// CONNECT_ONLY curl_easy_perform returns once it is done; curl_easy_cleanup then sends QUIT.
-    /// A NOOP through CURLOPT_CUSTOMREQUEST would do the same plus one command, but libcurl
-    /// only sends a custom request when there is no upload and reads its answer as a listing.
+    /// Uses CURLOPT_CONNECT_ONLY ("all the required … connection setup, but no data transfer",
+    /// CURLOPT_CONNECT_ONLY(3), SMTP among its protocols): for SMTP, libcurl's connect phase is
+    /// the whole session set-up (greeting → EHLO → STARTTLS → EHLO → AUTH, lib/smtp.c), so
+    /// curl_easy_perform returns after AUTH's reply. curl_easy_cleanup then closes the
+    /// connection without QUIT (measured with libcurl 7.88.1: the test sink records exactly
+    /// EHLO, STARTTLS, EHLO, AUTH; servers log it as a dropped connection). A NOOP or VRFY
+    /// through CURLOPT_CUSTOMREQUEST would add a command the server may refuse or log as a
+    /// probe of its users (VRFY), for nothing the connect phase does not already check.
     public func probe() throws(SMTPError) {
         try perform { handle, _ in
             _ = gatepass_curl_setopt_long(handle, CURLOPT_CONNECT_ONLY, 1)
@@ -152,14 +155,18 @@ public struct CurlSMTP: Sendable {
 
     private func perform(_ configure: (UnsafeMutableRawPointer, SMTPExchange) -> Void) throws(SMTPError) {
         guard options.url.hasPrefix("smtp://") || options.url.hasPrefix("smtps://") else {
-            throw SMTPError(url: options.url, stage: .connect, curlCode: Int32(CURLE_UNSUPPORTED_PROTOCOL.rawValue),
+            throw SMTPError(url: displayURL, stage: .connect, curlCode: Int32(CURLE_UNSUPPORTED_PROTOCOL.rawValue),
                             detail: "not an smtp:// or smtps:// URL")
+        }
+        guard displayURL == options.url else {
+            throw SMTPError(url: displayURL, stage: .connect, curlCode: Int32(CURLE_URL_MALFORMAT.rawValue),
+                            detail: "the URL carries credentials; set the username and the password file instead")
         }
         guard let handle = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
         let exchange = SMTPExchange()
         let code: CURLcode = withExtendedLifetime(exchange) {
             defer {
-                // For a CONNECT_ONLY session this is where libcurl sends QUIT.
+                // After a send libcurl says QUIT here; a CONNECT_ONLY session is just closed.
                 curl_easy_cleanup(handle)
                 curl_slist_free_all(exchange.recipients)
             }
@@ -201,9 +208,18 @@ public struct CurlSMTP: Sendable {
         default:
             stage = exchange.lastCommand ?? (exchange.connected ? .greeting : .connect)
         }
-        return SMTPError(url: options.url, stage: stage, curlCode: Int32(code.rawValue),
+        return SMTPError(url: displayURL, stage: stage, curlCode: Int32(code.rawValue),
                          detail: redacted(String(cString: curl_easy_strerror(code))),
                          serverReply: exchange.lastReply.map(redacted))
+    }
+
+    /// The URL without any `user:password@` part, for errors and logs.
+    var displayURL: String {
+        guard let schemeEnd = options.url.range(of: "://") else { return options.url }
+        let rest = options.url[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@") else { return options.url }
+        return String(options.url[..<schemeEnd.upperBound]) + String(options.url[options.url.index(after: at)...])
     }
 
     private func redacted(_ text: String) -> String {

@@ -69,10 +69,10 @@ import Testing
         try withSMTPSink(.starttls) { sink in
             try transport(sink).probe()
             let commands = sink.commands()
-            #expect(Array(commands.prefix(4)) == ["EHLO", "STARTTLS", "EHLO", "AUTH"], "\(sink.conversation())")
+            // The sink records each command before it answers, and probe() returned after AUTH's
+            // answer and closed the connection (libcurl sends no QUIT for CONNECT_ONLY).
+            #expect(commands == ["EHLO", "STARTTLS", "EHLO", "AUTH"], "\(sink.conversation())")
             #expect(sink.conversation().contains("S: 235 2.7.0 Authentication successful"))
-            // The probe has returned and libcurl's cleanup sent QUIT: nothing else can follow.
-            #expect(!commands.contains("MAIL") && !commands.contains("DATA"))
             #expect(sink.messageFiles().isEmpty)
 
             let refused = try #require(throws: SMTPError.self) { try transport(sink, password: "wrong").probe() }
@@ -123,6 +123,13 @@ import Testing
             #expect(error.stage == .connect, "\(error)")
             #expect(error.isConnectionFailure)
         }
+    }
+
+    @Test func aURLWithCredentialsIsRefusedAndNeverShown() throws {
+        let smtp = CurlSMTP(options: .init(url: "smtp://mailer:s3cret-in-url@127.0.0.1:1"))
+        let error = try #require(throws: SMTPError.self) { try smtp.probe() }
+        #expect(error.url == "smtp://127.0.0.1:1")
+        #expect(!"\(error)".contains("s3cret-in-url"))
     }
 
     @Test func envelopeAddressesThatCouldInjectCommandsAreRefusedBeforeLibcurl() throws {
