@@ -44,6 +44,10 @@ public struct SMTPError: Error, Sendable, Equatable, CustomStringConvertible {
         self.serverReply = serverReply
     }
 
+    /// The SMTP reply code of `serverReply` (e.g. 535), if there was one: 4xx is temporary,
+    /// 5xx permanent (RFC 5321 §4.2.1), which a queue can use to stop retrying.
+    public var replyCode: Int? { serverReply.flatMap { Int($0.prefix(3)) } }
+
     /// The server could not be reached or did not answer in time: worth retrying later as is.
     public var isConnectionFailure: Bool {
         let code = CURLcode(rawValue: UInt32(curlCode))
@@ -262,6 +266,7 @@ private let readCallback: gatepass_curl_data_callback = { buffer, size, count, c
     guard let buffer, let context else { return 0 }
     let exchange = Unmanaged<SMTPExchange>.fromOpaque(context).takeUnretainedValue()
     let length = min(size * count, exchange.body.count - exchange.offset)
+    guard length > 0 else { return 0 } // the end of the message
     exchange.body.withUnsafeBytes { bytes in
         UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + exchange.offset, byteCount: length)
     }

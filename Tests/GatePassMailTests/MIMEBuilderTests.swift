@@ -99,4 +99,19 @@ import Testing
         #expect(text.contains("Content-Type: text/calendar; charset=utf-8; method=REQUEST;\r\n name=\"visit.ics\""))
         #expect(MIMEBuilder.safeFilename("Pass für Zoë\r\n.png") == "Pass_f__r_Zo____.png")
     }
+
+    @Test func eachLevelOfStructureIsThereOnlyWhenItHasSomethingToAdd() throws {
+        func types(_ message: MailMessage) throws -> [String] {
+            try build(message).text.components(separatedBy: "\r\n").filter { $0.hasPrefix("Content-Type:") }
+                .map { String($0.dropFirst(14).prefix { $0 != ";" }) }
+        }
+        let from = MailAddress("gate@site.example")
+        let to = [MailAddress("zoe@visitor.example")]
+        #expect(try types(MailMessage(from: from, to: to, subject: "Your code", text: "123456")) == ["text/plain"])
+        #expect(try types(MailMessage(from: from, to: to, subject: "Hi", text: "t", html: "<p>h</p>"))
+                == ["multipart/alternative", "text/plain", "text/html"])
+        #expect(try types(MailMessage(from: from, to: to, subject: "Hi", text: "t",
+                                      attachments: [.calendarRequest(calendarText)]))
+                == ["multipart/mixed", "text/plain", "text/calendar"])
+    }
 }

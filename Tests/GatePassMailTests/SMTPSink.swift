@@ -30,7 +30,7 @@ final class SMTPSink {
         let output = Pipe()
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: folder + "/sink.err", contents: nil)
+        _ = FileManager.default.createFile(atPath: folder + "/sink.err", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: folder + "/sink.err")
         try process.run()
         guard let line = Self.firstLine(output.fileHandleForReading),

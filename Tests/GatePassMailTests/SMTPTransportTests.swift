@@ -102,7 +102,7 @@ import Testing
             for text in ["\(error)", String(reflecting: error), error.detail, error.serverReply ?? ""] {
                 #expect(!text.contains(password) && !text.contains(plain), "\(text)")
             }
-            #expect(error.serverReply?.hasPrefix("535") == true, "\(String(describing: error.serverReply))")
+            #expect(error.replyCode == 535, "\(String(describing: error.serverReply))")
             #expect(!sink.commands().contains("MAIL"))
             #expect("\(SMTPPassword(password))" == "[redacted]")
         }
