@@ -3,7 +3,7 @@ import Foundation
 
 /// The step of an SMTP exchange an error happened in, as libcurl walks it (lib/smtp.c):
 /// connect, (TLS for smtps://), greeting, EHLO, STARTTLS, TLS, EHLO, AUTH, MAIL FROM, RCPT TO,
-/// DATA, QUIT.
+/// DATA. (A failed QUIT fails nothing, so it is no stage.)
 public enum SMTPStage: String, Sendable, Equatable {
     /// TCP connection (DNS, refused, unreachable): what a mail queue retries.
     case connect
@@ -19,7 +19,6 @@ public enum SMTPStage: String, Sendable, Equatable {
     case mailFrom
     case recipient
     case data
-    case quit
 }
 
 /// Why an SMTP exchange failed. Carries libcurl's code, the stage and the server's last reply;
@@ -192,7 +191,9 @@ public struct CurlSMTP: Sendable {
             _ = gatepass_curl_setopt_debug(handle, debugCallback)
             _ = gatepass_curl_setopt_pointer(handle, CURLOPT_DEBUGDATA, Unmanaged.passUnretained(exchange).toOpaque())
             configure(handle, exchange)
-            return curl_easy_perform(handle)
+            let code = curl_easy_perform(handle)
+            exchange.recording = false
+            return code
         }
         guard code == CURLE_OK else { throw error(code, exchange: exchange) }
     }
@@ -260,6 +261,10 @@ final class SMTPExchange {
     var lastCommand: SMTPStage?
     var lastReply: String?
     var connected = false
+    /// Cleared at the first 4xx/5xx reply and once curl_easy_perform has returned: what libcurl
+    /// says after a refusal (QUIT, within perform or at cleanup) must not hide the stage and the
+    /// reply that failed.
+    var recording = true
 }
 
 private let readCallback: gatepass_curl_data_callback = { buffer, size, count, context in
@@ -276,15 +281,17 @@ private let readCallback: gatepass_curl_data_callback = { buffer, size, count, c
 
 private let commandStages: [String: SMTPStage] = [
     "EHLO": .ehlo, "HELO": .ehlo, "STARTTLS": .startTLS, "AUTH": .auth, "MAIL": .mailFrom,
-    "RCPT": .recipient, "DATA": .data, "QUIT": .quit,
+    "RCPT": .recipient, "DATA": .data,
 ]
 
 /// Keeps only the verb of each command (never its arguments: AUTH PLAIN carries the
 /// credentials, and the lines after AUTH LOGIN are the credentials themselves, so a line whose
-/// first word is not a known verb is dropped) and the server's last reply line.
+/// first word is not a known verb is dropped) and the server's last reply line, up to and
+/// including the first refusal.
 private let debugCallback: curl_debug_callback = { _, type, data, size, context in
     guard let data, let context else { return 0 }
     let exchange = Unmanaged<SMTPExchange>.fromOpaque(context).takeUnretainedValue()
+    guard exchange.recording else { return 0 }
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
         .trimmingCharacters(in: .whitespacesAndNewlines)
     switch type {
@@ -294,6 +301,7 @@ private let debugCallback: curl_debug_callback = { _, type, data, size, context 
     case CURLINFO_HEADER_IN:
         exchange.connected = true
         exchange.lastReply = String(line.prefix(200))
+        if line.first == "4" || line.first == "5" { exchange.recording = false }
     default:
         break
     }

@@ -108,6 +108,17 @@ import Testing
         }
     }
 
+    @Test func aRefusedRecipientNamesTheRecipientStageAndTheServersReply() throws {
+        try withSMTPSink(.starttls) { sink in
+            let mail = try built(invitation(to: [MailAddress("zoe@visitor.example"), MailAddress("rejected@visitor.example")]))
+            let error = try #require(throws: SMTPError.self) { try transport(sink).send(mail) }
+            #expect(error.stage == .recipient, "\(error)")
+            #expect(error.replyCode == 550, "\(error)")
+            #expect(!sink.commands().contains("DATA"))
+            #expect(sink.messageFiles().isEmpty)
+        }
+    }
+
     @Test func anUntrustedCertificateFailsTheTLSStage() throws {
         try withSMTPSink(.starttls) { sink in
             let error = try #require(throws: SMTPError.self) { try transport(sink, trustSinkCA: false).send(try built()) }

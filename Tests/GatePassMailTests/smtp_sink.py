@@ -12,6 +12,7 @@ Records to DIR:
   conversation.log   every command verb (C: ...) and reply (S: ...), flushed per line;
                      AUTH arguments and continuation lines are never written
   message-N.eml      each message as received (after DATA), then
+  (RCPT TO:<rejected@…> is answered 550, for the tests of a refused recipient)
   message-N.json     its envelope and MIME structure as Python's email package parses it;
                      written last, by rename, so its presence means the message is complete
 """
@@ -83,6 +84,13 @@ def describe(message):
 
 
 class Handler:
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        # A recipient the tests use to see a refusal at RCPT.
+        if address.startswith("rejected@"):
+            return "550 5.1.1 No such mailbox here"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
     async def handle_DATA(self, server, session, envelope):
         global message_count
         message_count += 1
