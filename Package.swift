@@ -9,6 +9,7 @@ import PackageDescription
 //   GatePassServer     — the API service on top of the wrappers
 //   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
 //                        adapters to the client core, files and camera are GatePassConsoleServices
+//   GatePassMail       — MIME builder and SMTP transport (CurlHTTP); not yet used by the server
 //   GatePassCommands   — the command line (`gatepass …`)
 //   executables        — gatepass, gatepass-bench
 let package = Package(
@@ -76,6 +77,8 @@ let package = Package(
                                                         "GatePassScanner", "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",
                                                         "QRCode"]),
         .target(name: "LoopbackHTTP"),
+        // Mail: the MIME builder (pure) and the SMTP transport on CurlHTTP. Not wired into the server yet.
+        .target(name: "GatePassMail", dependencies: ["CurlHTTP"]),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassAPI", "GatePassClient",
@@ -100,6 +103,8 @@ let package = Package(
         .testTarget(name: "GatePassCommandsTests",
                     dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices"]),
+        .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP"],
+                    exclude: ["smtp_sink.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -27,6 +27,9 @@ static inline CURLcode gatepass_curl_setopt_callback(CURL *handle, CURLoption op
 static inline CURLcode gatepass_curl_setopt_xferinfo(CURL *handle, curl_xferinfo_callback value) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }
+static inline CURLcode gatepass_curl_setopt_debug(CURL *handle, curl_debug_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, value);
+}
 static inline CURLcode gatepass_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

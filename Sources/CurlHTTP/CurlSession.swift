@@ -81,7 +81,7 @@ public final class CurlSession: @unchecked Sendable {
     private let handle: UnsafeMutableRawPointer
     private let lock = NSLock()
 
-    private static let globalInit: Bool = {
+    static let globalInit: Bool = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
     }()
 

@@ -1,0 +1,50 @@
+import Foundation
+@testable import GatePassMail
+
+/// A 1×1 PNG.
+let testPNG = Array(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")!)
+
+/// Deterministic randomness for Message-ID and boundaries (SplitMix64).
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64 = 42) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// 2026-12-01 15:27:19 UTC, a Tuesday.
+let testDate = Date(timeIntervalSince1970: 1_796_138_839)
+
+let hostileName = "Zoë Müller\r\nBcc: attacker@evil.example"
+let hostileSubject = "Your pass for Zoë\r\nBcc: attacker@evil.example\nX-Injected: 1 — Besuch am Tor 3 (Gebäude Süd), bitte Ausweis mitbringen"
+
+let calendarText = """
+BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//Gate Pass//Mail test//EN
+METHOD:REQUEST
+BEGIN:VEVENT
+UID:visit-1@gatepass.test
+DTSTAMP:20261201T152719Z
+DTSTART:20261202T090000Z
+DTEND:20261202T170000Z
+SUMMARY:Visit
+END:VEVENT
+END:VCALENDAR
+"""
+
+func invitation(to recipients: [MailAddress] = [MailAddress("zoe@visitor.example", displayName: hostileName)]) -> MailMessage {
+    MailMessage(
+        from: MailAddress("gate@site.example", displayName: "Gate Pass"),
+        to: recipients,
+        subject: hostileSubject,
+        text: "Hello Zoë,\nyour pass: https://gate.example/p/abc\n.\nA line with only a dot above.",
+        html: "<p>Hello Zoë,</p><p><img src=\"cid:pass\" alt=\"pass\"></p>",
+        inline: [InlinePart(contentID: "pass", part: .png(testPNG, filename: "pass.png"))],
+        attachments: [.calendarRequest(calendarText, filename: "visit.ics")])
+}
