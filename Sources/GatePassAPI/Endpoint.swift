@@ -5,6 +5,7 @@ import GatePassCore
 public enum HTTPMethod: String, Sendable, Hashable, CaseIterable {
     case get = "GET"
     case post = "POST"
+    case patch = "PATCH"
     case delete = "DELETE"
 }
 

@@ -16,7 +16,13 @@ extension Endpoint {
     public static let visitorsCancel = Endpoint(.post, "/api/visitors/:id/cancel", .cancelVisitor)
     public static let visitorsApprove = Endpoint(.post, "/api/visitors/:id/approve-scan", .decideVisitor)
     public static let visitorsReject = Endpoint(.post, "/api/visitors/:id/reject-scan", .decideVisitor)
+    public static let visitorsUpdate = Endpoint(.patch, "/api/visitors/:id", .editVisitor)
     public static let visitorsPass = Endpoint(.get, "/api/visitors/:id/pass.svg", .renderPass)
+    public static let visitorsPassPNG = Endpoint(.get, "/api/visitors/:id/pass.png", .renderPass)
+    public static let visitorsInvite = Endpoint(.post, "/api/visitors/:id/invite", .inviteVisitor)
+    public static let visitorsCheckOut = Endpoint(.post, "/api/visitors/:id/checkout", .checkOutVisitor)
+    /// The visitor's own pass page: no login, the unguessable token is the credential.
+    public static let passPage = Endpoint(.get, "/p/:passToken", .openPassPage)
     public static let visitorsDeviceRegister = Endpoint(.post, "/api/visitors/devices/register", .registerManagerDevice)
     public static let visitorsDeviceUnregister = Endpoint(.post, "/api/visitors/devices/unregister", .unregisterManagerDevice)
 
@@ -44,9 +50,14 @@ extension Endpoint {
     public static let adminHistoryCSV = Endpoint(.get, "/api/admin/scan-history.csv", .exportScanHistory)
     public static let checkpointsList = Endpoint(.get, "/api/checkpoints", .listCheckpoints)
     public static let checkpointsCreate = Endpoint(.post, "/api/checkpoints", .createCheckpoint)
+    public static let organizationGet = Endpoint(.get, "/api/organization", .readOrganization)
+    public static let usersList = Endpoint(.get, "/api/users", .listUsers)
+    public static let adminMailList = Endpoint(.get, "/api/admin/mail", .readMailLog)
+    public static let adminMailTest = Endpoint(.post, "/api/admin/mail/test", .sendTestMail)
 
     // MARK: - Events, notifications, push
     public static let eventsStream = Endpoint(.get, "/api/events", .followEvents)
+    public static let eventsTicket = Endpoint(.post, "/api/events/ticket", .issueEventTicket)
     public static let notificationsList = Endpoint(.get, "/api/notifications", .listNotifications)
     public static let notificationsRead = Endpoint(.post, "/api/notifications/:id/read", .markNotificationRead)
     public static let notificationsDelete = Endpoint(.delete, "/api/notifications/:id", .deleteNotification)

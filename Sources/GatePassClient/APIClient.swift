@@ -137,11 +137,14 @@ public struct APIClient: Sendable {
 
     // MARK: - Visitors
 
-    public func visitors(token: String, status: VisitorStatus? = nil, search: String? = nil, limit: Int? = nil,
-                         cursor: String? = nil, organizationId: String? = nil) throws(ClientError) -> Page<Visitor> {
+    /// - Parameters:
+    ///   - from, to: days (`YYYY-MM-DD`, the site's zone): visitors whose validity overlaps them.
+    public func visitors(token: String, status: VisitorStatus? = nil, search: String? = nil, from: String? = nil,
+                         to: String? = nil, limit: Int? = nil, cursor: String? = nil,
+                         organizationId: String? = nil) throws(ClientError) -> Page<Visitor> {
         try request(Page<Visitor>.self, .visitorsList, query: [
-            ("status", status?.rawValue), ("q", search), ("limit", limit.map(String.init)), ("cursor", cursor),
-            ("organizationId", organizationId),
+            ("status", status?.rawValue), ("q", search), ("from", from), ("to", to), ("limit", limit.map(String.init)),
+            ("cursor", cursor), ("organizationId", organizationId),
         ], token: token)
     }
 
@@ -152,17 +155,22 @@ public struct APIClient: Sendable {
         public var company: String?
         public var purpose: String?
         public var hostName: String?
+        public var hostEmail: String?
         public var approverId: String?
         public var requiresApproval: Bool?
         public var validFrom: Timestamp?
         public var validUntil: Timestamp?
+        /// Queue the invitation mail with the creation.
+        public var invite: Bool?
 
         public init(name: String, email: String? = nil, phone: String? = nil, company: String? = nil, purpose: String? = nil,
-                    hostName: String? = nil, approverId: String? = nil, requiresApproval: Bool? = nil,
-                    validFrom: Timestamp? = nil, validUntil: Timestamp? = nil) {
+                    hostName: String? = nil, hostEmail: String? = nil, approverId: String? = nil,
+                    requiresApproval: Bool? = nil, validFrom: Timestamp? = nil, validUntil: Timestamp? = nil,
+                    invite: Bool? = nil) {
             self.name = name; self.email = email; self.phone = phone; self.company = company; self.purpose = purpose
-            self.hostName = hostName; self.approverId = approverId; self.requiresApproval = requiresApproval
-            self.validFrom = validFrom; self.validUntil = validUntil
+            self.hostName = hostName; self.hostEmail = hostEmail; self.approverId = approverId
+            self.requiresApproval = requiresApproval; self.validFrom = validFrom; self.validUntil = validUntil
+            self.invite = invite
         }
     }
 

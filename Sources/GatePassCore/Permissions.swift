@@ -5,6 +5,7 @@ public enum Action: String, Sendable, CaseIterable {
     case requestLoginCode, logIn, peekLoginCode, readOwnProfile, logOut
     // A site's visitors, as its managers see them
     case listVisitors, registerVisitor, readManagerProfile, readVisitor, cancelVisitor, decideVisitor, renderPass
+    case editVisitor, inviteVisitor, checkOutVisitor, openPassPage
     case registerManagerDevice, unregisterManagerDevice
     // The approvals queue
     case readApproverProfile, listApprovalQueue, readQueuedVisitor, decideQueuedVisitor
@@ -14,7 +15,8 @@ public enum Action: String, Sendable, CaseIterable {
     case listOnSite, listExpectedPasses
     // The site
     case exportScanHistory, listCheckpoints, createCheckpoint
-    case followEvents, listNotifications, markNotificationRead, deleteNotification
+    case readOrganization, listUsers, readMailLog, sendTestMail
+    case followEvents, issueEventTicket, listNotifications, markNotificationRead, deleteNotification
     case sendTestPush, listPushDeliveries
     // Operations
     case checkHealth, readMetrics
@@ -45,18 +47,23 @@ public enum Permissions {
 
     private static func rule(for action: Action) -> Rule {
         switch action {
-        case .requestLoginCode, .logIn, .peekLoginCode, .checkHealth, .readMetrics: .anyone
+        // The pass page's token is its own credential (checked by the handler).
+        case .requestLoginCode, .logIn, .peekLoginCode, .checkHealth, .readMetrics, .openPassPage: .anyone
         case .readOwnProfile, .logOut: .users(allUsers)
         case .listVisitors, .readVisitor, .renderPass, .exportScanHistory: .users(readers)
         case .registerVisitor, .readManagerProfile, .cancelVisitor, .decideVisitor,
-             .registerManagerDevice, .unregisterManagerDevice, .createCheckpoint: .users(managers)
+             .registerManagerDevice, .unregisterManagerDevice, .createCheckpoint,
+             .editVisitor, .inviteVisitor, .checkOutVisitor, .readMailLog, .sendTestMail: .users(managers)
+        // Choosing an approver; PLATFORM_ADMIN with ?organizationId= (api.md "Users").
+        case .listUsers: .users(readers)
+        case .readOrganization: .users(allUsers)
         case .readApproverProfile, .listApprovalQueue, .readQueuedVisitor, .decideQueuedVisitor,
              .registerApproverDevice, .unregisterApproverDevice: .users([.approver])
         case .listCheckpoints, .listNotifications: .users(allUsers)
         // PLATFORM_ADMIN makes no mutations.
         case .markNotificationRead, .deleteNotification: .users([.owner, .admin, .approver])
         case .sendTestPush, .listPushDeliveries: .users(managers)
-        case .followEvents: .scannerAnd(allUsers)
+        case .followEvents, .issueEventTicket: .scannerAnd(allUsers)
         case .issueScannerToken: .scannerIssuers
         case .readGateStats: .scannerAnd(managers)
         case .readScanHistory: .scannerAnd(readers)

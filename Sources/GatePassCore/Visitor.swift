@@ -23,6 +23,8 @@ public struct Visitor: Codable, Sendable, Equatable {
     public var company: String?
     public var purpose: String?
     public var hostName: String?
+    /// Who is told of the arrival (api.md "Site operations"); null when nobody is.
+    public var hostEmail: String?
     public var approverId: String?
     public var requiresApproval: Bool
     public var walkIn: Bool
@@ -38,14 +40,14 @@ public struct Visitor: Codable, Sendable, Equatable {
     public var checkpointId: String?
 
     public init(id: String, shortId: ShortID, name: String, email: String? = nil, phone: String? = nil,
-                company: String? = nil, purpose: String? = nil, hostName: String? = nil,
+                company: String? = nil, purpose: String? = nil, hostName: String? = nil, hostEmail: String? = nil,
                 approverId: String? = nil, requiresApproval: Bool = false, walkIn: Bool = false,
                 status: VisitorStatus = .expected, validity: ValidityWindow, createdAt: Date,
                 approvalRequestedAt: Date? = nil, decidedAt: Date? = nil, decidedBy: String? = nil,
                 decisionNote: String? = nil, checkedInAt: Date? = nil, checkedOutAt: Date? = nil,
                 checkpointId: String? = nil) {
         self.id = id; self.shortId = shortId; self.name = name; self.email = email; self.phone = phone
-        self.company = company; self.purpose = purpose; self.hostName = hostName
+        self.company = company; self.purpose = purpose; self.hostName = hostName; self.hostEmail = hostEmail
         self.approverId = approverId; self.requiresApproval = requiresApproval; self.walkIn = walkIn
         self.status = status; self.validity = validity; self.createdAt = createdAt
         self.approvalRequestedAt = approvalRequestedAt; self.decidedAt = decidedAt
@@ -54,7 +56,7 @@ public struct Visitor: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, shortId, name, email, phone, company, purpose, hostName, approverId, requiresApproval
+        case id, shortId, name, email, phone, company, purpose, hostName, hostEmail, approverId, requiresApproval
         case walkIn, status, validFrom, validUntil, createdAt, approvalRequestedAt, decidedAt, decidedBy
         case decisionNote, checkedInAt, checkedOutAt, checkpointId
     }
@@ -71,6 +73,7 @@ public struct Visitor: Codable, Sendable, Equatable {
         try c.encode(company, forKey: .company)
         try c.encode(purpose, forKey: .purpose)
         try c.encode(hostName, forKey: .hostName)
+        try c.encode(hostEmail, forKey: .hostEmail)
         try c.encode(approverId, forKey: .approverId)
         try c.encode(requiresApproval, forKey: .requiresApproval)
         try c.encode(walkIn, forKey: .walkIn)
@@ -97,6 +100,7 @@ public struct Visitor: Codable, Sendable, Equatable {
         company = try c.decodeIfPresent(String.self, forKey: .company)
         purpose = try c.decodeIfPresent(String.self, forKey: .purpose)
         hostName = try c.decodeIfPresent(String.self, forKey: .hostName)
+        hostEmail = try c.decodeIfPresent(String.self, forKey: .hostEmail)
         approverId = try c.decodeIfPresent(String.self, forKey: .approverId)
         requiresApproval = try c.decode(Bool.self, forKey: .requiresApproval)
         walkIn = try c.decode(Bool.self, forKey: .walkIn)

@@ -1,29 +1,13 @@
 import Foundation
 import GatePassCore
 
-/// Field rules shared by every route: trimmed text with a length limit and no control
-/// characters, emails, phones, list parameters. Each failure names its field.
+/// Field rules shared by every route: the domain's text rules (`FieldRules`) as API errors,
+/// and list parameters. Each failure names its field.
 enum Field {
-    /// Every character limit is also a byte limit of this many UTF-8 bytes per character.
-    static let bytesPerCharacter = 4
+    static let bytesPerCharacter = FieldRules.bytesPerCharacter
 
     static func text(_ value: String?, _ name: String, maxLength: Int = 200, required: Bool = false) throws(APIError) -> String? {
-        let trimmed = value?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        if trimmed.isEmpty {
-            if required { throw .badRequest("\(name) is required and must not be empty") }
-            return nil
-        }
-        guard trimmed.count <= maxLength else { throw .badRequest("\(name) must be at most \(maxLength) characters") }
-        // Characters are grapheme clusters: one can hold any number of combining marks. Four
-        // bytes per character is room for any script (李 is 3), never for a stack of marks.
-        let maxBytes = maxLength * Self.bytesPerCharacter
-        guard trimmed.utf8.count <= maxBytes else {
-            throw .badRequest("\(name) must be at most \(maxBytes) bytes of UTF-8 (\(maxLength) characters of up to 4 bytes)")
-        }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .badRequest("\(name) must not contain control characters")
-        }
-        return trimmed
+        do { return try FieldRules.text(value, name, maxLength: maxLength, required: required) } catch { throw .badRequest(error.message) }
     }
 
     static func requiredText(_ value: String?, _ name: String, maxLength: Int = 200) throws(APIError) -> String {
@@ -31,22 +15,11 @@ enum Field {
     }
 
     static func email(_ value: String?, _ name: String = "email", required: Bool = false) throws(APIError) -> String? {
-        guard let email = try text(value, name, maxLength: 254, required: required) else { return nil }
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
-              !parts[1].hasSuffix("."), !email.contains(where: { $0.isWhitespace }), parts[0].count <= 64,
-              parts[0].utf8.count <= 64 * bytesPerCharacter
-        else { throw .badRequest("\(name) must be an email address like ana@example.com") }
-        return email.lowercased()
+        do { return try FieldRules.email(value, name, required: required) } catch { throw .badRequest(error.message) }
     }
 
     static func phone(_ value: String?, _ name: String = "phone") throws(APIError) -> String? {
-        guard let phone = try text(value, name, maxLength: 32) else { return nil }
-        let allowed = Set("0123456789+-() .")
-        guard phone.allSatisfy({ allowed.contains($0) }), phone.filter(\.isNumber).count >= 3 else {
-            throw .badRequest("\(name) must be a phone number: digits, spaces and + - ( ) . only")
-        }
-        return phone
+        do { return try FieldRules.phone(value, name) } catch { throw .badRequest(error.message) }
     }
 
     /// `?limit=`: default 50, above 500 clamped to 500, anything not a positive integer is 400.

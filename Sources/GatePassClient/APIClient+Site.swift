@@ -1,0 +1,66 @@
+import Foundation
+import GatePassAPI
+import GatePassCore
+
+/// The host's side of api.md "Site operations": editing visitors, passes, invitations,
+/// the site, its users, the mail log and the event-stream ticket.
+extension APIClient {
+    // MARK: - Visitors
+
+    /// `PATCH /api/visitors/:id`: only what `changes` sets is sent; a changed window re-issues the pass.
+    public func updateVisitor(token: String, id: String, _ changes: VisitorChanges,
+                              idempotencyKey: String? = nil) throws(ClientError) -> Visitor {
+        try request(Visitor.self, .visitorsUpdate, id, token: token, json: changes, idempotencyKey: idempotencyKey)
+    }
+
+    /// (Re)sends the invitation mail; a new pass page each time.
+    public func inviteVisitor(token: String, id: String, idempotencyKey: String? = nil) throws(ClientError) -> InvitationAnswer {
+        try request(InvitationAnswer.self, .visitorsInvite, id, token: token, json: [String: String](),
+                    idempotencyKey: idempotencyKey)
+    }
+
+    /// Checks a visitor out from the office (the gate's check-out is `checkOut(scannerToken:…)`).
+    public func checkOutVisitor(token: String, id: String, idempotencyKey: String? = nil) throws(ClientError) -> Visitor {
+        try request(Visitor.self, .visitorsCheckOut, id, token: token, json: [String: String](),
+                    idempotencyKey: idempotencyKey)
+    }
+
+    /// The printable pass (A6 at 300 dpi), as PNG bytes.
+    public func passPNG(token: String, id: String) throws(ClientError) -> [UInt8] {
+        let response = try send(.visitorsPassPNG, id, token: token)
+        guard response.body.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {
+            throw .decoding("the pass is not a PNG (\(response.body.count) bytes)")
+        }
+        return response.body
+    }
+
+    // MARK: - The site
+
+    public func organization(token: String) throws(ClientError) -> Organization {
+        try request(Organization.self, .organizationGet, token: token)
+    }
+
+    public func users(token: String, limit: Int? = nil, cursor: String? = nil,
+                      organizationId: String? = nil) throws(ClientError) -> Page<UserSummary> {
+        try request(Page<UserSummary>.self, .usersList, query: [
+            ("limit", limit.map(String.init)), ("cursor", cursor), ("organizationId", organizationId),
+        ], token: token)
+    }
+
+    // MARK: - Mail
+
+    public func mailLog(token: String, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<MailSummary> {
+        try request(Page<MailSummary>.self, .adminMailList, query: [("limit", limit.map(String.init)), ("cursor", cursor)],
+                    token: token)
+    }
+
+    public func sendTestMail(token: String, to address: String, idempotencyKey: String? = nil) throws(ClientError) -> QueuedAnswer {
+        try request(QueuedAnswer.self, .adminMailTest, token: token, json: ["to": address], idempotencyKey: idempotencyKey)
+    }
+
+    // MARK: - Events
+
+    public func eventTicket(token: String) throws(ClientError) -> EventTicket {
+        try request(EventTicket.self, .eventsTicket, token: token, json: [String: String]())
+    }
+}
