@@ -12,7 +12,8 @@ import GatePassCore
 /// ```
 /// A visitor that arrives on the stream goes to the top with a highlight for
 /// `highlightDuration` (the shell rings the bell: `receive` answers `.alert`). Offline, the
-/// list comes from the cache and a line says how old it is.
+/// list comes from the cache and a line says how old it is; the stream's changes are handed
+/// to the cache too (`noteLiveApproval`), so offline it still holds the live arrivals.
 public final class ApprovalsScreen: ConsoleScreen {
     private let services: any ConsoleServices
     private let clock: () -> Date
@@ -165,6 +166,7 @@ public final class ApprovalsScreen: ConsoleScreen {
         switch kind {
         case .visitorAwaiting, .requestCreated:
             guard data.visitor.status == .awaitingApproval else { return .none }
+            services.noteLiveApproval(.arrived(data.visitor))
             let keep = selectedVisitor?.id
             visitors.removeAll { $0.id == data.visitor.id }
             visitors.insert(data.visitor, at: 0)
@@ -174,6 +176,8 @@ public final class ApprovalsScreen: ConsoleScreen {
             select(id: keep, fallback: 0)
             return .alert
         case .visitorDecided, .visitorArrived, .visitorDeparted:
+            // Told even when not shown: the offline copy may hold it from an older read.
+            services.noteLiveApproval(.left(visitorId: data.visitor.id))
             guard visitors.contains(where: { $0.id == data.visitor.id }) else { return .none }
             remove(data.visitor.id)
             return .redraw

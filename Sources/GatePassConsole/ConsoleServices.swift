@@ -38,6 +38,11 @@ public protocol ConsoleServices: AnyObject {
     /// from the cache (then `fromCache` is true and `updatedAt` says how old it is).
     func pendingApprovals() throws(ConsoleError) -> ConsoleRead<[Visitor]>
 
+    /// Tells the offline copy of the approvals list what the live stream changed in it, so
+    /// that the list read offline still holds every visitor shown (and none decided since)
+    /// and its `updatedAt` stays the age of the oldest data in it.
+    func noteLiveApproval(_ change: LiveApprovalChange)
+
     /// One visitor with the approval context when the server gives one (approvers get
     /// previous visits and the requesting checkpoint; owners and admins get the visitor only).
     func visitorDetail(id: String) throws(ConsoleError) -> ConsoleRead<VisitorDetail>
@@ -78,6 +83,14 @@ public struct ConsoleRead<Value: Sendable>: Sendable {
 }
 
 extension ConsoleRead: Equatable where Value: Equatable {}
+
+/// A change to the approvals list that came on the event stream, not from a list read.
+public enum LiveApprovalChange: Sendable, Equatable {
+    /// The visitor now waits for approval (`visitor.awaiting`, `request.created`).
+    case arrived(Visitor)
+    /// The visitor no longer waits (decided, arrived, departed).
+    case left(visitorId: String)
+}
 
 /// A visitor with its approval context (nil when the server gives none for this role).
 public struct VisitorDetail: Sendable, Equatable {

@@ -102,13 +102,78 @@ public final class ClientCoreServices: ConsoleServices {
     // MARK: - Reads
 
     public func pendingApprovals() throws(ConsoleError) -> ConsoleRead<[Visitor]> {
+        let live = liveApprovals()
         do {
             let read = try core.approvals()
-            return ConsoleRead(value: read.value.items, updatedAt: read.updatedAt, fromCache: read.fromCache,
-                               hasMore: read.value.nextCursor != nil)
+            guard read.fromCache else {
+                // The server's list is newer than every change the stream brought before it.
+                try? core.store.cache(Self.liveApprovalsKey, value: CanonicalJSON.encode(LiveApprovals()), at: clock.now())
+                return ConsoleRead(value: read.value.items, updatedAt: read.updatedAt, fromCache: false,
+                                   hasMore: read.value.nextCursor != nil)
+            }
+            return ConsoleRead(value: live.applied(to: read.value.items), updatedAt: live.oldest(read.updatedAt),
+                               fromCache: true, hasMore: read.value.nextCursor != nil)
         } catch {
-            throw Self.consoleError(error, retryAfter: nil)
+            // Never read from the server, but the stream brought some: those are what was shown.
+            guard error.isRetryable, !live.arrived.isEmpty else { throw Self.consoleError(error, retryAfter: nil) }
+            return ConsoleRead(value: live.applied(to: []), updatedAt: live.oldest(nil), fromCache: true)
         }
+    }
+
+    /// The cache key of the stream's changes to the approvals list since its last read.
+    static let liveApprovalsKey = "console_approvals_live"
+
+    /// What the stream changed in the approvals list since the list was last read from the
+    /// server: kept beside the cached list (which `ClientCore` writes only on a read), so the
+    /// list offline is the list as it was shown, and its age the age of its oldest part.
+    struct LiveApprovals: Codable {
+        struct Arrival: Codable {
+            var visitor: Visitor
+            /// When the stream brought it (seconds since 1970).
+            var seenAt: Double
+        }
+        /// Newest last.
+        var arrived: [Arrival] = []
+        /// Visitors decided, arrived or departed since the read.
+        var left: Set<String> = []
+
+        mutating func note(_ change: LiveApprovalChange, at now: Date) {
+            switch change {
+            case .arrived(let visitor):
+                arrived.removeAll { $0.visitor.id == visitor.id }
+                arrived.append(Arrival(visitor: visitor, seenAt: now.timeIntervalSince1970))
+                left.remove(visitor.id)
+            case .left(let id):
+                arrived.removeAll { $0.visitor.id == id }
+                left.insert(id)
+            }
+        }
+
+        /// `listed` without the visitors that left, with the arrivals in the newer version.
+        func applied(to listed: [Visitor]) -> [Visitor] {
+            let arrivedIds = Set(arrived.map(\.visitor.id))
+            return arrived.reversed().map(\.visitor) + listed.filter { !left.contains($0.id) && !arrivedIds.contains($0.id) }
+        }
+
+        /// The age of the oldest part: the list read (when there is one) or the first arrival.
+        func oldest(_ listRead: Date?) -> Date {
+            let first = arrived.map(\.seenAt).min().map { Date(timeIntervalSince1970: $0) }
+            return [listRead, first].compactMap { $0 }.min() ?? Date(timeIntervalSince1970: 0)
+        }
+    }
+
+    private func liveApprovals() -> LiveApprovals {
+        guard let cached = try? core.store.cached(Self.liveApprovalsKey),
+              let live = try? JSONDecoder().decode(LiveApprovals.self, from: Data(cached.value)) else { return LiveApprovals() }
+        return live
+    }
+
+    public func noteLiveApproval(_ change: LiveApprovalChange) {
+        var live = liveApprovals()
+        let now = clock.now()
+        live.note(change, at: now)
+        // Best effort, like every cache write: a full disk must not stop the live list.
+        try? core.store.cache(Self.liveApprovalsKey, value: CanonicalJSON.encode(live), at: now)
     }
 
     /// What the cache keeps of a visitor detail (VisitorDetail itself is not Codable).

@@ -106,3 +106,19 @@ import Testing
         }
     }
 }
+
+@Suite struct ApprovalsLiveNoticeTests {
+    @Test func theScreenHandsEveryStreamChangeOfTheQueueToTheServices() {
+        let services = FakeConsoleServices()
+        services.approvals = .success(ConsoleRead(value: [Fixtures.visitor(1)], updatedAt: Fixtures.now, fromCache: false))
+        let screen = ApprovalsScreen(services: services, clock: { Fixtures.now })
+        _ = screen.appear()
+        _ = screen.receive(Fixtures.event(.visitorAwaiting, Fixtures.visitor(2)))
+        // Not shown, but maybe in an older offline copy: told too.
+        _ = screen.receive(Fixtures.event(.visitorArrived, Fixtures.visitor(9, status: .checkedIn)))
+        _ = screen.receive(Fixtures.event(.visitorDecided, Fixtures.visitor(1, status: .approved)))
+        // Not awaiting approval: no arrival.
+        _ = screen.receive(Fixtures.event(.visitorAwaiting, Fixtures.visitor(3, status: .approved)))
+        #expect(services.liveApprovals == [.arrived(Fixtures.visitor(2)), .left(visitorId: "v9"), .left(visitorId: "v1")])
+    }
+}

@@ -18,6 +18,7 @@ final class FakeConsoleServices: ConsoleServices {
     private(set) var sentCodes: [(server: String, email: String)] = []
     private(set) var logIns: [(server: String, email: String, code: String, allowPurge: Bool)] = []
     private(set) var decisions: [(decision: ApprovalDecision, visitorId: String, note: String?)] = []
+    private(set) var liveApprovals: [LiveApprovalChange] = []
 
     func currentUser() -> ConsoleUser? { user }
 
@@ -53,6 +54,8 @@ final class FakeConsoleServices: ConsoleServices {
         calls.append("pendingApprovals")
         return try approvals.get()
     }
+
+    func noteLiveApproval(_ change: LiveApprovalChange) { liveApprovals.append(change) }
 
     func visitorDetail(id: String) throws(ConsoleError) -> ConsoleRead<VisitorDetail> {
         calls.append("visitorDetail \(id)")
