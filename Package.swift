@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole"]),
         // What the screens ask of the world, over the client core, the file system and the camera.
         .target(name: "GatePassConsoleServices",
-                dependencies: ["GatePassConsole", "GatePassClient", "GatePassCore", "GatePassScanner"]),
+                dependencies: ["GatePassConsole", "GatePassClient", "GatePassCore", "GatePassScanner", "QRCode"]),
 
         // MARK: - Services and app
         .target(name: "GatePassServer",

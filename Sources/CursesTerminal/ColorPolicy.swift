@@ -30,8 +30,11 @@ public struct CellAppearance: Sendable, Equatable, Hashable {
     /// The appearance of `style`; without colour the role falls back to the default colours,
     /// except `muted`, which stays dim (an attribute, not a colour).
     public init(_ style: Canvas.Style, usesColor: Bool) {
+        // A code without colour is reversed: on a light-on-dark terminal the ink (a dark
+        // module) is then dark and the cell light, as a scanner needs.
+        let reverse = style.role == .code && !usesColor ? !style.reverse : style.reverse
         self.init(colorPair: usesColor ? ColorPalette.pair(for: style.role) : 0,
-                  bold: style.bold, dim: style.role == .muted, reverse: style.reverse, underline: style.underline)
+                  bold: style.bold, dim: style.role == .muted, reverse: reverse, underline: style.underline)
     }
 }
 
@@ -48,8 +51,12 @@ public enum ColorPalette {
         (1, .cyan), (2, .green), (3, .yellow), (4, .red),
     ]
 
-    /// The pair for a role: accent cyan, ok green, warning yellow, danger red; normal and
-    /// muted use the default colours (muted is dimmed instead).
+    /// The pair of the `code` role: black ink on a white cell, whatever the terminal's
+    /// own background (a scanner needs dark modules on light).
+    public static let codePair: (pair: Int16, foreground: Int16, background: Int16) = (5, 0, 7)
+
+    /// The pair for a role: accent cyan, ok green, warning yellow, danger red, code black on
+    /// white; normal and muted use the default colours (muted is dimmed instead).
     public static func pair(for role: Canvas.Style.Role) -> Int16 {
         switch role {
         case .normal, .muted: 0
@@ -57,6 +64,7 @@ public enum ColorPalette {
         case .ok: 2
         case .warning: 3
         case .danger: 4
+        case .code: codePair.pair
         }
     }
 }

@@ -127,6 +127,8 @@ public final class CursesTerminal {
             for (pair, foreground) in ColorPalette.pairs {
                 init_pair(pair, foreground.rawValue, background)
             }
+            let code = ColorPalette.codePair
+            init_pair(code.pair, code.foreground, code.background)
         }
         return CursesTerminal(screen: newScreen, window: window, usesColor: usesColor, readTimeout: readTimeoutMilliseconds,
                               escapeWait: escapeWaitMilliseconds, sequenceWait: sequenceWaitMilliseconds)

@@ -12,7 +12,7 @@ struct ConsoleCommand: GatePassCommand {
     static let server = ServerOptions.server("The server to log in to (default: the last one used, else $GATEPASS_SERVER).")
     static let configuration = CommandConfiguration(
         name: "gatepass console",
-        overview: "The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), History (scan log with filters, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout). Needs a terminal; scripts use the other commands. The Scan tab reads passes from the frame source given, if any.",
+        overview: "The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), Visitors (today's and upcoming, register, cancel, check out, invitation, the pass on screen; owners and admins), On site (the evacuation roll, live, export; owners and admins), History (scan log with filters, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout). Needs a terminal; scripts use the other commands. The Scan tab reads passes from the frame source given, if any.",
         usage: "gatepass console [--server URL] [--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m]",
         options: [server] + FrameSourceOptions.all)
 
@@ -107,7 +107,7 @@ final class ConsoleSession: @unchecked Sendable {
     }
 
     /// The tabs for who is logged in: Approvals for those who decide, Scan for those who may
-    /// scan, History for owners and admins, More for everyone. (A platform admin reads other
+    /// scan, Visitors, On site and History for owners and admins, More for everyone. (A platform admin reads other
     /// organizations' history with `gatepass history`; the console has no organization picker.)
     private func tabs() -> [any ConsoleScreen] {
         stopBackground()
@@ -129,6 +129,8 @@ final class ConsoleSession: @unchecked Sendable {
             tabs.append(screen)
         }
         if user.role.managesOrganization {
+            tabs.append(VisitorsScreen(services: services, clock: now))
+            tabs.append(OnSiteScreen(services: services, clock: now))
             tabs.append(HistoryScreen(services: services, clock: now, timeZone: .current, homeDirectory: homeDirectory))
         }
         tabs.append(MoreScreen(services: services, clock: now))
@@ -143,12 +145,18 @@ final class ConsoleSession: @unchecked Sendable {
             self?.approvals?.noteDecision(visitorId: visitorId, outcome: outcome)
         }
         let now: () -> Date = { [clock] in clock.now() }
+        // Owners and admins manage the visitor there too (cancel, check out, invitation, pass),
+        // with times in the site's zone.
+        let manages = services.currentUser()?.role.managesOrganization == true
+        let management: (any VisitorsServices)? = manages ? services : nil
+        let zone = manages ? (try? services.site()).flatMap { TimeZone(identifier: $0.value.timeZone) } ?? .current : .current
         if let known = approvals?.visitors.first(where: { $0.id == id }) {
-            return VisitorDetailScreen(visitor: known, services: services, clock: now, onDecision: onDecision)
+            return VisitorDetailScreen(visitor: known, services: services, clock: now, timeZone: zone, onDecision: onDecision,
+                                       management: management)
         }
         do {
             return VisitorDetailScreen(detail: try services.visitorDetail(id: id), services: services, clock: now,
-                                       onDecision: onDecision)
+                                       timeZone: zone, onDecision: onDecision, management: management)
         } catch {
             return MessageScreen(title: "Visitor", lines: ["This visitor cannot be opened.", error.sentence])
         }

@@ -1,3 +1,4 @@
+import Foundation
 import GatePassCore
 
 /// What a screen draws on: a grid of cells, free of curses, so every screen's output is
@@ -8,6 +9,10 @@ public struct Canvas: Sendable, Equatable {
     public struct Style: Sendable, Equatable, Hashable {
         public enum Role: Sendable, Equatable, Hashable {
             case normal, accent, ok, warning, danger, muted
+            /// A code to be scanned from the screen: the character's ink is a dark module,
+            /// its background light, whatever the terminal's own colours (black on white with
+            /// colour; without colour reversed, which is right on the usual dark terminal).
+            case code
         }
         public var role: Role
         public var bold: Bool
@@ -114,6 +119,59 @@ public enum OutcomeKind: Sendable, Equatable {
         case .ok: Canvas.Style(.ok, bold: true)
         case .warning: Canvas.Style(.warning, bold: true)
         case .error: Canvas.Style(.danger, bold: true)
+        }
+    }
+}
+
+/// Writes a screen's lines down an area, each fitted to its width, stopping above `bottom`
+/// (the footer's top), and draws a list's rows with the selection reversed across the width.
+struct LineCursor {
+    private(set) var y: Int
+    let x: Int, width: Int, bottom: Int
+
+    init(area: Area, bottom: Int) {
+        y = area.y; x = area.x; width = area.width; self.bottom = bottom
+    }
+
+    /// Rows left above `bottom`.
+    var rowsLeft: Int { max(0, bottom - y) }
+
+    mutating func line(_ text: String, _ style: Canvas.Style, on canvas: inout Canvas) {
+        guard y < bottom else { return }
+        canvas.put(ConsoleFormat.fit(text, width: width), x: x, y: y, style: style, maxWidth: width)
+        y += 1
+    }
+
+    /// The lines under a list's heading that say where it stands: offline (and how old what
+    /// is shown is, naming it: "the list", "the roll"), the last failure to read it, and for
+    /// an empty list `emptyText` once read, "Loading…" before.
+    /// - Returns: whether there are rows to draw (`emptyText` is nil).
+    mutating func readState(_ loaded: (updatedAt: Date, fromCache: Bool)?, error: String?, shown: String, now: Date,
+                            emptyText: String?, on canvas: inout Canvas) -> Bool {
+        if let loaded, loaded.fromCache {
+            line("Offline: showing \(shown) as it was \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago.",
+                 Canvas.Style(.warning, bold: true), on: &canvas)
+        }
+        if let error { line(error, Canvas.Style(.danger, bold: true), on: &canvas) }
+        guard let emptyText else { return true }
+        if loaded != nil {
+            line(emptyText, .plain, on: &canvas)
+        } else if error == nil {
+            line("Loading…", .dim, on: &canvas)
+        }
+        return false
+    }
+
+    /// The rows of a list of `count` in the rows left, scrolled to keep the selection in view;
+    /// `row` gives each one's text and style (the selected row is reversed whatever it says).
+    mutating func list(_ selection: inout ListSelection, count: Int, on canvas: inout Canvas,
+                       row: (Int) -> (text: String, style: Canvas.Style)) {
+        for index in selection.scroll(visibleRows: rowsLeft, count: count) {
+            let (text, plainStyle) = row(index)
+            let style = index == selection.index ? Canvas.Style.selected : plainStyle
+            canvas.put(text, x: x, y: y, style: style, maxWidth: width)
+            if index == selection.index { canvas.fill(y: y, from: x, width: width, style: style) }
+            y += 1
         }
     }
 }

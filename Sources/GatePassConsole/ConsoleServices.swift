@@ -41,7 +41,7 @@ public protocol ConsoleServices: AnyObject {
     /// Tells the offline copy of the approvals list what the live stream changed in it, so
     /// that the list read offline still holds every visitor shown (and none decided since)
     /// and its `updatedAt` stays the age of the oldest data in it.
-    func noteLiveApproval(_ change: LiveApprovalChange)
+    func noteLiveApproval(_ change: LiveListChange)
 
     /// One visitor with the approval context when the server gives one (approvers get
     /// previous visits and the requesting checkpoint; owners and admins get the visitor only).
@@ -84,11 +84,12 @@ public struct ConsoleRead<Value: Sendable>: Sendable {
 
 extension ConsoleRead: Equatable where Value: Equatable {}
 
-/// A change to the approvals list that came on the event stream, not from a list read.
-public enum LiveApprovalChange: Sendable, Equatable {
-    /// The visitor now waits for approval (`visitor.awaiting`, `request.created`).
+/// A change to a live list (the approvals queue, the on-site roll) that came on the event
+/// stream, not from a list read.
+public enum LiveListChange: Sendable, Equatable {
+    /// The visitor joined the list (now awaiting approval; now on site).
     case arrived(Visitor)
-    /// The visitor no longer waits (decided, arrived, departed).
+    /// The visitor left it (decided; departed).
     case left(visitorId: String)
 }
 

@@ -34,17 +34,26 @@ public final class VisitorDetailScreen: ConsoleScreen {
     public static let noteLimit = 1_000
 
     private let services: any ConsoleServices
-    private let clock: () -> Date
-    private let timeZone: TimeZone
+    let clock: () -> Date
+    let timeZone: TimeZone
     private let onDecision: ((String, DecisionOutcome) -> Void)?
+    /// For OWNER/ADMIN: cancel, check out, the invitation and the pass (nil: those keys do
+    /// not exist, as for an approver).
+    let management: (any VisitorsServices)?
 
-    public private(set) var visitor: Visitor
+    public internal(set) var visitor: Visitor
     public private(set) var context: ApprovalContext?
     /// When the detail was read and whether the cache answered; nil until it was read.
     public private(set) var loaded: (updatedAt: Date, fromCache: Bool)?
     public private(set) var loadError: String?
     public private(set) var prompt: Prompt?
-    public private(set) var result: Result?
+    public internal(set) var result: Result?
+    /// The y/n question of a management action while it is open.
+    public internal(set) var confirmation: ManagementAction?
+    /// The pass view while it is open.
+    public internal(set) var pass: PassView?
+    /// Who decided, by name, when the users list names them.
+    public internal(set) var deciderName: String?
     /// The first line of the details drawn (Up/Down scroll when they do not fit).
     public private(set) var scroll = 0
     private var lastDetailRows = 0
@@ -54,18 +63,21 @@ public final class VisitorDetailScreen: ConsoleScreen {
     ///   - clock: "now", for how long ago things happened.
     ///   - timeZone: the zone dates are shown in.
     ///   - onDecision: told every decision's outcome (the shell updates the approvals list).
+    ///   - management: the Visitors services, for an owner or admin.
     public init(visitor: Visitor, services: any ConsoleServices, clock: @escaping () -> Date = Date.init,
-                timeZone: TimeZone = .current, onDecision: ((String, DecisionOutcome) -> Void)? = nil) {
+                timeZone: TimeZone = .current, onDecision: ((String, DecisionOutcome) -> Void)? = nil,
+                management: (any VisitorsServices)? = nil) {
         self.visitor = visitor
         self.services = services
         self.clock = clock
         self.timeZone = timeZone
         self.onDecision = onDecision
+        self.management = management
     }
 
     public var title: String { "Visitor" }
 
-    public var isCapturingText: Bool { prompt != nil }
+    public var isCapturingText: Bool { prompt != nil || confirmation != nil || pass != nil }
 
     public var keyHelp: [(key: String, action: String)] {
         if prompt != nil {
@@ -73,11 +85,13 @@ public final class VisitorDetailScreen: ConsoleScreen {
                     ("Esc", "cancel"),
                     ("Backspace", "delete the last character")]
         }
+        if let help = managementKeyHelp { return help }
         return [("a", "approve, with an optional note"),
-                ("r", "reject, with an optional note"),
-                ("Up, k / Down, j", "scroll"),
-                ("Home, End", "top or bottom"),
-                ("Esc", "back to the list")]
+                ("r", "reject, with an optional note")]
+            + (management == nil ? [] : Self.managementKeys)
+            + [("Up, k / Down, j", "scroll"),
+               ("Home, End", "top or bottom"),
+               ("Esc", "back to the list")]
     }
 
     /// Whether the visitor can still be approved or rejected (api.md: AWAITING_APPROVAL, or
@@ -95,14 +109,16 @@ public final class VisitorDetailScreen: ConsoleScreen {
     /// scan screen, which the shell had to read first to have a visitor to show).
     public convenience init(detail: ConsoleRead<VisitorDetail>, services: any ConsoleServices,
                             clock: @escaping () -> Date = Date.init, timeZone: TimeZone = .current,
-                            onDecision: ((String, DecisionOutcome) -> Void)? = nil) {
-        self.init(visitor: detail.value.visitor, services: services, clock: clock, timeZone: timeZone, onDecision: onDecision)
+                            onDecision: ((String, DecisionOutcome) -> Void)? = nil, management: (any VisitorsServices)? = nil) {
+        self.init(visitor: detail.value.visitor, services: services, clock: clock, timeZone: timeZone, onDecision: onDecision,
+                  management: management)
         context = detail.value.context
         loaded = (detail.updatedAt, detail.fromCache)
         readOnOpen = true
     }
 
     public func appear() -> ScreenAction {
+        resolveDecider()
         if readOnOpen {
             readOnOpen = false
             return .redraw
@@ -113,6 +129,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
             context = read.value.context
             loaded = (read.updatedAt, read.fromCache)
             loadError = nil
+            resolveDecider()
         } catch {
             loadError = "Could not load everything about this visitor. " + error.sentence
         }
@@ -123,6 +140,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
         guard let kind = event.kind, kind.carriesVisitor, case .visitor(let data)? = try? event.payload(),
               data.visitor.id == visitor.id else { return .none }
         visitor = data.visitor
+        resolveDecider()
         if prompt != nil && !isDecidable {
             prompt = nil
             result = Result(kind: .warning, text: "Someone else decided first: the visitor is now \(Self.describe(visitor.status)).")
@@ -134,6 +152,9 @@ public final class VisitorDetailScreen: ConsoleScreen {
 
     public func handle(_ key: Key) -> ScreenAction {
         if prompt != nil { return handlePrompt(key) }
+        if pass != nil { return handlePass(key) }
+        if confirmation != nil { return handleConfirmation(key) }
+        if management != nil, let action = handleManagementKey(key) { return action }
         // The details scroll as text (no row is selected), by the list keys; a page is 10 lines.
         if let target = ListSelection.target(of: key, from: scroll, pageSize: 10, last: Int.max) { return scroll(to: target) }
         switch key {
@@ -219,7 +240,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
         }
     }
 
-    private func format(_ date: Date) -> String {
+    func format(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = timeZone
@@ -242,6 +263,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
         add("Company", visitor.company)
         add("Purpose", visitor.purpose)
         add("Host", visitor.hostName)
+        add("Host email", visitor.hostEmail)
         add("Email", visitor.email)
         add("Phone", visitor.phone)
         lines.append(("Walk-in", visitor.walkIn ? "yes" : "no"))
@@ -253,6 +275,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
         }
         lines.append(("Valid", "\(format(visitor.validity.from)) to \(format(visitor.validity.until))"))
         add("Decided", visitor.decidedAt.map { when($0, now: now) })
+        add("Decided by", visitor.decidedBy.map { id in deciderName.map { "\($0) (\(id))" } ?? id })
         add("Note", visitor.decisionNote)
         add("Checked in", visitor.checkedInAt.map { when($0, now: now) })
         add("Checked out", visitor.checkedOutAt.map { when($0, now: now) })
@@ -262,6 +285,10 @@ public final class VisitorDetailScreen: ConsoleScreen {
 
     public func render(into canvas: inout Canvas, area: Area) {
         guard area.width > 0, area.height > 0 else { return }
+        if let pass {
+            renderPass(pass, into: &canvas, area: area)
+            return
+        }
         let now = clock()
         // The bottom: the result, then the prompt or the key hint. Drawn first so they win
         // over the details on a short screen.
@@ -274,8 +301,13 @@ public final class VisitorDetailScreen: ConsoleScreen {
             let label = "\(verb) \(visitor.name)? Note (optional): "
             footer.append((prompt.note.promptLine(label: label, width: area.width), Canvas.Style(.normal, bold: true)))
             footer.append(("Enter: send · Esc: cancel", .dim))
+        } else if let confirmation {
+            footer.append((confirmationQuestion(confirmation), Canvas.Style(.normal, bold: true)))
+            footer.append(("y: yes · n, Esc: no", .dim))
         } else {
-            footer.append((isDecidable ? "a: approve · r: reject · Esc: back" : "Esc: back", .dim))
+            var hint = isDecidable ? "a: approve · r: reject · " : ""
+            if management != nil { hint += "c: cancel · o: check out · i: invitation · p: pass · " }
+            footer.append((hint + "Esc: back", .dim))
         }
         let footerTop = canvas.putFooter(footer, in: area)
 

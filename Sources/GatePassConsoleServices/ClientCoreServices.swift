@@ -20,6 +20,8 @@ public final class ClientCoreServices: ConsoleServices {
     let transport: RetryAfterRecorder
     private let defaultServer: String?
     let clock: any WallClock
+    /// Where the Visitors tab saves passes and the On site tab its exports.
+    public let workingDirectory: String
     /// True while the shell's outbox service finds the server unreachable: check-ins are then
     /// queued without a connect attempt. Set by the shell; false by default.
     public var knownOffline: () -> Bool = { false }
@@ -31,8 +33,12 @@ public final class ClientCoreServices: ConsoleServices {
     ///   - defaultServer: offered when neither the state folder nor a session names a server
     ///     (the `GATEPASS_SERVER` environment variable).
     ///   - clock: stamps the cached visitor details.
-    public init(core: ClientCore, transport: any HTTPTransport, defaultServer: String?, clock: any WallClock = SystemWallClock()) {
+    ///   - workingDirectory: where saved passes and exported rolls are written (the folder
+    ///     the console was started in).
+    public init(core: ClientCore, transport: any HTTPTransport, defaultServer: String?, clock: any WallClock = SystemWallClock(),
+                workingDirectory: String = FileManager.default.currentDirectoryPath) {
         self.core = core
+        self.workingDirectory = workingDirectory
         self.transport = RetryAfterRecorder(base: transport)
         self.defaultServer = defaultServer.flatMap { $0.isEmpty ? nil : $0 }
         self.clock = clock
@@ -102,12 +108,11 @@ public final class ClientCoreServices: ConsoleServices {
     // MARK: - Reads
 
     public func pendingApprovals() throws(ConsoleError) -> ConsoleRead<[Visitor]> {
-        let live = liveApprovals()
+        let live = liveOverlay(Self.liveApprovalsKey)
         do {
             let read = try core.approvals()
             guard read.fromCache else {
-                // The server's list is newer than every change the stream brought before it.
-                try? core.store.cache(Self.liveApprovalsKey, value: CanonicalJSON.encode(LiveApprovals()), at: clock.now())
+                clearLiveOverlay(Self.liveApprovalsKey)
                 return ConsoleRead(value: read.value.items, updatedAt: read.updatedAt, fromCache: false,
                                    hasMore: read.value.nextCursor != nil)
             }
@@ -123,58 +128,7 @@ public final class ClientCoreServices: ConsoleServices {
     /// The cache key of the stream's changes to the approvals list since its last read.
     static let liveApprovalsKey = "console_approvals_live"
 
-    /// What the stream changed in the approvals list since the list was last read from the
-    /// server: kept beside the cached list (which `ClientCore` writes only on a read), so the
-    /// list offline is the list as it was shown, and its age the age of its oldest part.
-    struct LiveApprovals: Codable {
-        struct Arrival: Codable {
-            var visitor: Visitor
-            /// When the stream brought it (seconds since 1970).
-            var seenAt: Double
-        }
-        /// Newest last.
-        var arrived: [Arrival] = []
-        /// Visitors decided, arrived or departed since the read.
-        var left: Set<String> = []
-
-        mutating func note(_ change: LiveApprovalChange, at now: Date) {
-            switch change {
-            case .arrived(let visitor):
-                arrived.removeAll { $0.visitor.id == visitor.id }
-                arrived.append(Arrival(visitor: visitor, seenAt: now.timeIntervalSince1970))
-                left.remove(visitor.id)
-            case .left(let id):
-                arrived.removeAll { $0.visitor.id == id }
-                left.insert(id)
-            }
-        }
-
-        /// `listed` without the visitors that left, with the arrivals in the newer version.
-        func applied(to listed: [Visitor]) -> [Visitor] {
-            let arrivedIds = Set(arrived.map(\.visitor.id))
-            return arrived.reversed().map(\.visitor) + listed.filter { !left.contains($0.id) && !arrivedIds.contains($0.id) }
-        }
-
-        /// The age of the oldest part: the list read (when there is one) or the first arrival.
-        func oldest(_ listRead: Date?) -> Date {
-            let first = arrived.map(\.seenAt).min().map { Date(timeIntervalSince1970: $0) }
-            return [listRead, first].compactMap { $0 }.min() ?? Date(timeIntervalSince1970: 0)
-        }
-    }
-
-    private func liveApprovals() -> LiveApprovals {
-        guard let cached = try? core.store.cached(Self.liveApprovalsKey),
-              let live = try? JSONDecoder().decode(LiveApprovals.self, from: Data(cached.value)) else { return LiveApprovals() }
-        return live
-    }
-
-    public func noteLiveApproval(_ change: LiveApprovalChange) {
-        var live = liveApprovals()
-        let now = clock.now()
-        live.note(change, at: now)
-        // Best effort, like every cache write: a full disk must not stop the live list.
-        try? core.store.cache(Self.liveApprovalsKey, value: CanonicalJSON.encode(live), at: now)
-    }
+    public func noteLiveApproval(_ change: LiveListChange) { noteLive(change, in: Self.liveApprovalsKey) }
 
     /// What the cache keeps of a visitor detail (VisitorDetail itself is not Codable).
     private struct CachedDetail: Codable {
@@ -254,6 +208,67 @@ public final class ClientCoreServices: ConsoleServices {
             if case .unauthorized(let message) = error { return .needsLogin(message) }
             return .refused(Self.consoleError(error, retryAfter: nil).sentence)
         }
+    }
+
+    // MARK: - Live lists offline
+
+    /// What the stream changed in a live list (the approvals queue, the on-site roll) since
+    /// the list was last read from the server: kept beside the cached list (which is written
+    /// only by a read), so the list offline is the list as it was shown, and its age the age
+    /// of its oldest part.
+    struct LiveListOverlay: Codable {
+        struct Arrival: Codable {
+            var visitor: Visitor
+            /// When the stream brought it (seconds since 1970).
+            var seenAt: Double
+        }
+        /// Newest last.
+        var arrived: [Arrival] = []
+        /// Visitors that left the list since the read.
+        var left: Set<String> = []
+
+        mutating func note(_ change: LiveListChange, at now: Date) {
+            switch change {
+            case .arrived(let visitor):
+                arrived.removeAll { $0.visitor.id == visitor.id }
+                arrived.append(Arrival(visitor: visitor, seenAt: now.timeIntervalSince1970))
+                left.remove(visitor.id)
+            case .left(let id):
+                arrived.removeAll { $0.visitor.id == id }
+                left.insert(id)
+            }
+        }
+
+        /// `listed` without the visitors that left, with the arrivals (newest first) in their newer version.
+        func applied(to listed: [Visitor]) -> [Visitor] {
+            let arrivedIds = Set(arrived.map(\.visitor.id))
+            return arrived.reversed().map(\.visitor) + listed.filter { !left.contains($0.id) && !arrivedIds.contains($0.id) }
+        }
+
+        /// The age of the oldest part: the list read (when there is one) or the first arrival.
+        func oldest(_ listRead: Date?) -> Date {
+            let first = arrived.map(\.seenAt).min().map { Date(timeIntervalSince1970: $0) }
+            return [listRead, first].compactMap { $0 }.min() ?? Date(timeIntervalSince1970: 0)
+        }
+    }
+
+    func liveOverlay(_ key: String) -> LiveListOverlay {
+        guard let cached = try? core.store.cached(key),
+              let overlay = try? JSONDecoder().decode(LiveListOverlay.self, from: Data(cached.value)) else { return LiveListOverlay() }
+        return overlay
+    }
+
+    /// After a read from the server: the list is newer than every change the stream brought before it.
+    func clearLiveOverlay(_ key: String) {
+        try? core.store.cache(key, value: CanonicalJSON.encode(LiveListOverlay()), at: clock.now())
+    }
+
+    func noteLive(_ change: LiveListChange, in key: String) {
+        var overlay = liveOverlay(key)
+        let now = clock.now()
+        overlay.note(change, at: now)
+        // Best effort, like every cache write: a full disk must not stop the live list.
+        try? core.store.cache(key, value: CanonicalJSON.encode(overlay), at: now)
     }
 
     // MARK: - Errors

@@ -75,6 +75,9 @@ public enum QRPayload {
     /// The most raw text the scan history keeps (api.md: `raw`, at most 256 bytes).
     public static let maximumRawBytes = 256
 
+    /// The text a pass's QR code carries today (`GP1:<shortId>`; GP2 comes with offline passes).
+    public static func passText(for id: ShortID) -> String { "GP1:" + id.rawValue }
+
     public static func shortID(from raw: String) throws(QRPayloadError) -> ShortID {
         guard raw.utf8.count <= maximumRawBytes else { throw .tooLong(bytes: raw.utf8.count) }
         let text = raw.trimmingWhitespace()

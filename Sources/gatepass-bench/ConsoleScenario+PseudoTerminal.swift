@@ -154,7 +154,7 @@ final class ConsolePrefetchedServices: ConsoleServices {
         try base.logIn(server: server, email: email, code: code, allowPurge: allowPurge)
     }
     func pendingApprovals() throws(ConsoleError) -> ConsoleRead<[Visitor]> { approvals }
-    func noteLiveApproval(_ change: LiveApprovalChange) { base.noteLiveApproval(change) }
+    func noteLiveApproval(_ change: LiveListChange) { base.noteLiveApproval(change) }
     func visitorDetail(id: String) throws(ConsoleError) -> ConsoleRead<VisitorDetail> { try base.visitorDetail(id: id) }
     func decide(_ decision: ApprovalDecision, visitorId: String, note: String?) -> DecisionOutcome {
         base.decide(decision, visitorId: visitorId, note: note)

@@ -58,6 +58,14 @@ import Testing
         #expect(CellAppearance(.title, usesColor: true) == CellAppearance(colorPair: ColorPalette.pair(for: .accent), bold: true))
     }
 
+    @Test func aCodeIsBlackOnWhiteWithColourAndReversedWithout() {
+        let code = Canvas.Style(.code)
+        #expect(CellAppearance(code, usesColor: true) == CellAppearance(colorPair: ColorPalette.codePair.pair))
+        #expect(ColorPalette.codePair.foreground == 0 && ColorPalette.codePair.background == 7, "COLOR_BLACK on COLOR_WHITE")
+        #expect(!ColorPalette.pairs.contains { $0.pair == ColorPalette.codePair.pair })
+        #expect(CellAppearance(code, usesColor: false) == CellAppearance(colorPair: 0, reverse: true))
+    }
+
     @Test func mutedIsDimWithOrWithoutColour() {
         #expect(CellAppearance(.dim, usesColor: true).dim)
         #expect(CellAppearance(.dim, usesColor: false).dim)

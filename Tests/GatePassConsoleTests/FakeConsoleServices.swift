@@ -18,7 +18,7 @@ final class FakeConsoleServices: ConsoleServices {
     private(set) var sentCodes: [(server: String, email: String)] = []
     private(set) var logIns: [(server: String, email: String, code: String, allowPurge: Bool)] = []
     private(set) var decisions: [(decision: ApprovalDecision, visitorId: String, note: String?)] = []
-    private(set) var liveApprovals: [LiveApprovalChange] = []
+    private(set) var liveApprovals: [LiveListChange] = []
 
     func currentUser() -> ConsoleUser? { user }
 
@@ -55,7 +55,7 @@ final class FakeConsoleServices: ConsoleServices {
         return try approvals.get()
     }
 
-    func noteLiveApproval(_ change: LiveApprovalChange) { liveApprovals.append(change) }
+    func noteLiveApproval(_ change: LiveListChange) { liveApprovals.append(change) }
 
     func visitorDetail(id: String) throws(ConsoleError) -> ConsoleRead<VisitorDetail> {
         calls.append("visitorDetail \(id)")

@@ -1,0 +1,204 @@
+import Foundation
+import GatePassCore
+
+/// The evacuation roll (OWNER/ADMIN): everyone CHECKED_IN now, with host, gate and time in,
+/// the count, kept live from the event stream, and an export to a text file for printing.
+///
+/// ```
+/// On site now: 2 people · Acme Works · 2026-12-01 10:42 (Europe/Bucharest)
+/// Name            Company        Host          Gate          In
+/// Ana Pop         Acme           Ion           Main gate     09:12      ← selected
+/// Dan Ene         Bolt           Maria         Dock          10:05
+/// Enter: open · e: export to a text file · r: reload
+/// ```
+/// `visitor.arrived` adds a person, `visitor.departed` (or any change out of CHECKED_IN)
+/// takes them off; the stream's changes go to the offline copy too, so offline the roll is
+/// the one last shown, with its age.
+public final class OnSiteScreen: ConsoleScreen {
+    private let services: any VisitorsServices
+    private let clock: () -> Date
+    private let fallbackZone: TimeZone
+
+    public private(set) var site: Organization?
+    /// Everyone on site, by name.
+    public private(set) var visitors: [Visitor] = []
+    private var list = ListSelection()
+    public var selection: Int { list.index }
+    public private(set) var gates: [String: String] = [:]
+    public private(set) var loaded: (updatedAt: Date, fromCache: Bool)?
+    public private(set) var errorLine: String?
+    public private(set) var notice: VisitorsScreen.Notice?
+
+    public init(services: any VisitorsServices, clock: @escaping () -> Date = Date.init, fallbackZone: TimeZone = .current) {
+        self.services = services
+        self.clock = clock
+        self.fallbackZone = fallbackZone
+    }
+
+    public var title: String { "On site" }
+
+    public var keyHelp: [(key: String, action: String)] {
+        [("Up, k / Down, j", "previous or next person"), ("PgUp, PgDn, Home, End", "move by pages, to the ends"),
+         ("Enter", "open the visitor (check out there)"), ("e", "export the roll to a text file in the current folder"),
+         ("r", "reload the roll")]
+    }
+
+    public var siteTime: SiteTime { site.flatMap { SiteTime(zoneNamed: $0.timeZone) } ?? SiteTime(timeZone: fallbackZone) }
+
+    public var selectedVisitor: Visitor? { visitors.indices.contains(selection) ? visitors[selection] : nil }
+
+    // MARK: - Loading and events
+
+    public func appear() -> ScreenAction {
+        if site == nil { site = try? services.site().value }
+        if gates.isEmpty { gates = services.gateNames() }
+        reload()
+        return .redraw
+    }
+
+    public func reload() {
+        let keep = selectedVisitor?.id
+        do {
+            let read = try services.onSite()
+            visitors = Self.byName(read.value.filter { $0.status == .checkedIn })
+            loaded = (read.updatedAt, read.fromCache)
+            errorLine = nil
+        } catch {
+            errorLine = "Could not load the roll. " + error.sentence
+        }
+        select(id: keep)
+    }
+
+    static func byName(_ visitors: [Visitor]) -> [Visitor] {
+        visitors.sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
+    }
+
+    private func select(id: String?) {
+        list.select(id.flatMap { id in visitors.firstIndex { $0.id == id } } ?? list.index, count: visitors.count)
+    }
+
+    public func receive(_ event: ServerEvent) -> ScreenAction {
+        guard let kind = event.kind else { return .none }
+        if kind == .streamGap {
+            reload()
+            return .redraw
+        }
+        guard kind.carriesVisitor, case .visitor(let data)? = try? event.payload() else { return .none }
+        let visitor = data.visitor
+        let keep = selectedVisitor?.id
+        let shown = visitors.contains { $0.id == visitor.id }
+        if visitor.status == .checkedIn {
+            services.noteLiveOnSite(.arrived(visitor))
+            visitors = Self.byName(visitors.filter { $0.id != visitor.id } + [visitor])
+            if gates[visitor.checkpointId ?? ""] == nil, visitor.checkpointId != nil { gates = services.gateNames() }
+        } else if kind == .visitorDeparted || shown {
+            services.noteLiveOnSite(.left(visitorId: visitor.id))
+            guard shown else { return .none }
+            visitors.removeAll { $0.id == visitor.id }
+        } else {
+            return .none
+        }
+        select(id: keep)
+        return .redraw
+    }
+
+    // MARK: - Keys
+
+    public func handle(_ key: Key) -> ScreenAction {
+        if let moved = list.move(key, count: visitors.count) { return moved ? .redraw : .none }
+        switch key {
+        case .enter:
+            guard let visitor = selectedVisitor else { return .none }
+            return .openVisitor(id: visitor.id)
+        case .character("e"):
+            export()
+            return .redraw
+        case .character("r"):
+            reload()
+            return .redraw
+        case .resize:
+            return .redraw
+        default:
+            return .none
+        }
+    }
+
+    private func export() {
+        guard loaded != nil else {
+            notice = VisitorsScreen.Notice(.error, "Nothing to export: the roll has not been read yet.")
+            return
+        }
+        do {
+            let path = try services.saveOnSiteRoll(rollText())
+            let count = visitors.count == 1 ? "1 person" : "\(visitors.count) people"
+            notice = VisitorsScreen.Notice(.ok, "Exported \(count) to \(path) (readable by you only).")
+        } catch {
+            notice = VisitorsScreen.Notice(.error, "Not exported: \(error.sentence)")
+        }
+    }
+
+    // MARK: - Text
+
+    func gate(of visitor: Visitor) -> String {
+        guard let id = visitor.checkpointId else { return "" }
+        return gates[id] ?? String(id.prefix(8))
+    }
+
+    /// The roll as plain text for printing: every value on one line with controls, escapes
+    /// and invisible characters spelled out (`TerminalText.visible`), columns padded, nothing cut.
+    public func rollText() -> String {
+        let now = clock()
+        var lines = ["On site at \(site?.name ?? "the site") — \(siteTime.minute(now)) (\(siteTime.timeZone.identifier))",
+                     visitors.count == 1 ? "1 person checked in" : "\(visitors.count) people checked in"]
+        if let loaded, loaded.fromCache {
+            lines.append("OFFLINE: the roll as it was \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago; check at the gates.")
+        }
+        lines.append("")
+        let table = [["Name", "Company", "Host", "Gate", "In"]] + visitors.map { visitor in
+            [visitor.name, visitor.company ?? "", visitor.hostName ?? "", gate(of: visitor),
+             visitor.checkedInAt.map { siteTime.minute($0) } ?? ""].map(TerminalText.visible)
+        }
+        let widths = (0..<5).map { column in table.map { $0[column].count }.max() ?? 0 }
+        for row in table {
+            let cells = zip(row, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }
+            var text = cells.joined(separator: "  ")
+            while text.last == " " { text.removeLast() }
+            lines.append(text)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: - Drawing
+
+    public func render(into canvas: inout Canvas, area: Area) {
+        guard area.width > 0, area.height > 0 else { return }
+        let now = clock()
+        var footer: [(String, Canvas.Style)] = []
+        if let notice { footer.append((notice.text, notice.kind.style)) }
+        footer.append(("Enter: open · e: export to a text file · r: reload", .dim))
+        var cursor = LineCursor(area: area, bottom: canvas.putFooter(footer, in: area))
+        let count = visitors.count == 1 ? "1 person" : "\(visitors.count) people"
+        var heading = "On site now: \(count)"
+        if let site { heading += " · \(site.name)" }
+        cursor.line(heading + " · \(siteTime.minute(now)) (\(siteTime.timeZone.identifier))", .title, on: &canvas)
+        guard cursor.readState(loaded, error: errorLine, shown: "the roll", now: now,
+                               emptyText: visitors.isEmpty ? "Nobody is checked in." : nil, on: &canvas) else { return }
+        let columns = Columns.layout(width: area.width)
+        cursor.line(columns.row(["Name", "Company", "Host", "Gate", "In"]), Canvas.Style(.muted, bold: true), on: &canvas)
+        cursor.list(&list, count: visitors.count, on: &canvas) { index in
+            let visitor = visitors[index]
+            return (columns.row([visitor.name, visitor.company ?? "", visitor.hostName ?? "", gate(of: visitor),
+                                 visitor.checkedInAt.map { siteTime.short($0, now: now) } ?? ""]), .plain)
+        }
+    }
+
+    /// Columns: time in 11 on the right, the rest name 30 %, company 20 %, host 25 %, gate 25 %.
+    struct Columns {
+        static func layout(width: Int) -> TableColumns {
+            let time = min(max(0, width), 11)
+            let rest = max(0, width - time)
+            let name = rest * 3 / 10, company = rest * 2 / 10, host = rest / 4
+            return TableColumns(widths: [name, company, host, rest - name - company - host, time])
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import GatePassClient
+import GatePassConsole
+import GatePassCore
+import QRCode
+
+// The Visitors and On site tabs' calls (`VisitorsServices`, declared in GatePassConsole) over
+// the client core: reads with an offline fallback, mutations sent at once (a registration
+// with an idempotency key), the pass's QR drawn here with libqrencode, files written 0600.
+
+/// What the cache keeps of one read: the value and whether the server had more.
+struct CachedPage<Value: Codable>: Codable {
+    var value: Value
+    var hasMore: Bool
+}
+
+extension ClientCoreServices: VisitorsServices {
+    /// Most pages of 500 the roll follows (a site with more people on it than this is not ours).
+    static let onSitePageLimit = 20
+    static let onSiteKey = "console_onsite"
+    static let onSiteLiveKey = "console_onsite_live"
+
+    /// Reads with `fetch` and caches the answer under `key`; when the server cannot be
+    /// reached, the cached answer (with its age) instead.
+    func cachedRead<Value: Codable & Sendable>(_ key: String,
+                                               _ fetch: (APIClient, Session) throws(ClientError) -> (Value, hasMore: Bool))
+        throws(ConsoleError) -> ConsoleRead<Value> {
+        typealias Cached = CachedPage<Value>
+        do throws(ClientError) {
+            let session = try core.session(on: nil)
+            do throws(ClientError) {
+                let (value, hasMore) = try fetch(APIClient(baseURL: session.server, transport: transport), session)
+                let now = clock.now()
+                try? core.store.cache(key, value: CanonicalJSON.encode(Cached(value: value, hasMore: hasMore)), at: now)
+                return ConsoleRead(value: value, updatedAt: now, fromCache: false, hasMore: hasMore)
+            } catch {
+                guard error.isRetryable, let cached = try core.store.cached(key),
+                      let decoded = try? JSONDecoder().decode(Cached.self, from: Data(cached.value))
+                else { throw error }
+                return ConsoleRead(value: decoded.value, updatedAt: cached.updatedAt, fromCache: true, hasMore: decoded.hasMore)
+            }
+        } catch {
+            throw Self.consoleError(error, retryAfter: nil)
+        }
+    }
+
+    /// Runs one call with the session's API; errors sorted for a screen.
+    func call<Value>(_ body: (APIClient, Session) throws(ClientError) -> Value) throws(ConsoleError) -> Value {
+        do throws(ClientError) {
+            let session = try core.session(on: nil)
+            return try body(APIClient(baseURL: session.server, transport: transport), session)
+        } catch {
+            throw Self.consoleError(error, retryAfter: nil)
+        }
+    }
+
+    public func site() throws(ConsoleError) -> ConsoleRead<Organization> {
+        try cachedRead("console_organization") { api, session throws(ClientError) in
+            (try api.organization(token: session.token), false)
+        }
+    }
+
+    public func visitors(_ query: VisitorListQuery) throws(ConsoleError) -> ConsoleRead<[Visitor]> {
+        let key = "console_visitors:" + [query.fromDay, query.status?.rawValue ?? "", query.search ?? ""].joined(separator: "|")
+        return try cachedRead(key) { api, session throws(ClientError) in
+            let page = try api.visitors(token: session.token, status: query.status, search: query.search, from: query.fromDay,
+                                        limit: Self.historyPageSize)
+            return (page.items, page.nextCursor != nil)
+        }
+    }
+
+    /// Every user of the organization (the API's pages followed), cached for names offline.
+    private func users() throws(ConsoleError) -> [UserSummary] {
+        try cachedRead("console_users") { api, session throws(ClientError) in
+            var users: [UserSummary] = []
+            var cursor: String?
+            var pages = 0
+            repeat {
+                let page = try api.users(token: session.token, limit: Self.historyPageSize, cursor: cursor)
+                users += page.items
+                cursor = page.items.isEmpty ? nil : page.nextCursor
+                pages += 1
+            } while cursor != nil && pages < Self.onSitePageLimit
+            return (users, cursor != nil)
+        }.value
+    }
+
+    public func approvers() throws(ConsoleError) -> [ApproverChoice] {
+        try users().filter { $0.profile.role == .approver && !$0.disabled }
+            .map { ApproverChoice(id: $0.profile.id, name: $0.profile.name, email: $0.profile.email) }
+            .sorted { ($0.name.lowercased(), $0.email) < ($1.name.lowercased(), $1.email) }
+    }
+
+    public func userNames() -> [String: String] {
+        guard let users = try? users() else { return [:] }
+        return Dictionary(users.map { ($0.profile.id, $0.profile.name) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    public func register(_ registration: VisitorRegistration, idempotencyKey: String) throws(ConsoleError) -> Visitor {
+        let body = APIClient.NewVisitor(
+            name: registration.name, email: registration.email, phone: registration.phone, company: registration.company,
+            purpose: registration.purpose, hostName: registration.hostName, hostEmail: registration.hostEmail,
+            approverId: registration.approverId, requiresApproval: registration.requiresApproval,
+            validFrom: registration.validFrom.map(Timestamp.init), validUntil: registration.validUntil.map(Timestamp.init),
+            invite: registration.invite ? true : nil)
+        return try call { api, session throws(ClientError) in
+            try api.createVisitor(token: session.token, body, idempotencyKey: idempotencyKey)
+        }
+    }
+
+    public func cancelVisitor(id: String) throws(ConsoleError) -> Visitor {
+        try call { api, session throws(ClientError) in try api.cancelVisitor(token: session.token, id: id) }
+    }
+
+    public func checkOutVisitor(id: String) throws(ConsoleError) -> Visitor {
+        let key = UUID().uuidString
+        return try call { api, session throws(ClientError) in
+            try api.checkOutVisitor(token: session.token, id: id, idempotencyKey: key)
+        }
+    }
+
+    public func inviteVisitor(id: String) throws(ConsoleError) -> String {
+        let key = UUID().uuidString
+        return try call { api, session throws(ClientError) in
+            try api.inviteVisitor(token: session.token, id: id, idempotencyKey: key).passURL
+        }
+    }
+
+    public func passCode(for visitor: Visitor) throws(ConsoleError) -> PassCode {
+        let text = QRPayload.passText(for: visitor.shortId)
+        do {
+            let code = try QRCode(text, errorCorrection: .quartile)
+            return PassCode(text: text, size: code.width, modules: code.modules)
+        } catch {
+            throw .failed(error.description)
+        }
+    }
+
+    public func savePassPNG(for visitor: Visitor) throws(ConsoleError) -> String {
+        let png = try call { api, session throws(ClientError) in try api.passPNG(token: session.token, id: visitor.id) }
+        return try writeNewFile(png, stem: "gatepass-pass-\(visitor.shortId.rawValue)", suffix: ".png")
+    }
+
+    public func onSite() throws(ConsoleError) -> ConsoleRead<[Visitor]> {
+        let live = liveOverlay(Self.onSiteLiveKey)
+        do throws(ConsoleError) {
+            let read = try cachedRead(Self.onSiteKey) { api, session throws(ClientError) in
+                var visitors: [Visitor] = []
+                var cursor: String?
+                var pages = 0
+                repeat {
+                    let page = try api.visitors(token: session.token, status: .checkedIn, limit: Self.historyPageSize, cursor: cursor)
+                    visitors += page.items
+                    cursor = page.items.isEmpty ? nil : page.nextCursor
+                    pages += 1
+                } while cursor != nil && pages < Self.onSitePageLimit
+                return (visitors, cursor != nil)
+            }
+            guard read.fromCache else {
+                clearLiveOverlay(Self.onSiteLiveKey)
+                return read
+            }
+            return ConsoleRead(value: live.applied(to: read.value), updatedAt: live.oldest(read.updatedAt), fromCache: true,
+                               hasMore: read.hasMore)
+        } catch {
+            guard case .offline = error, !live.arrived.isEmpty else { throw error }
+            return ConsoleRead(value: live.applied(to: []), updatedAt: live.oldest(nil), fromCache: true)
+        }
+    }
+
+    public func noteLiveOnSite(_ change: LiveListChange) { noteLive(change, in: Self.onSiteLiveKey) }
+
+    public func gateNames() -> [String: String] { historyCheckpointNames() }
+
+    public func saveOnSiteRoll(_ text: String) throws(ConsoleError) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return try writeNewFile(Array(text.utf8), stem: "gatepass-on-site-\(formatter.string(from: clock.now()))Z", suffix: ".txt")
+    }
+
+    /// Writes `bytes` to a new file `stem` + `suffix` in the working folder with mode 0600;
+    /// when that name is taken, `stem-2` + `suffix` and so on (an existing file is never replaced).
+    func writeNewFile(_ bytes: [UInt8], stem: String, suffix: String) throws(ConsoleError) -> String {
+        var folder = workingDirectory
+        while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+        for attempt in 1...100 {
+            let path = (folder == "/" ? "" : folder) + "/" + stem + (attempt == 1 ? "" : "-\(attempt)") + suffix
+            if try PrivateFile.write(bytes, to: path, overwrite: false) { return path }
+        }
+        throw .refused("\(folder) already holds 100 files named \(stem)…\(suffix); move some away")
+    }
+}
