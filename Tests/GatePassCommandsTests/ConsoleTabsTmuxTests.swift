@@ -143,8 +143,9 @@ import Testing
             let rejected = try #require(run.shortIds["REJECTED"])
             try run.logIn("owner@demo.gatepass")
             let tabBar = try #require(try run.lines().first)
-            #expect(tabBar.contains("1 Approvals") && tabBar.contains("2 Scan") && tabBar.contains("3 History")
-                    && tabBar.contains("4 More"), "the owner's tabs: \(tabBar)")
+            #expect(tabBar.contains("1 Approvals") && tabBar.contains("2 Scan") && tabBar.contains("3 Visitors")
+                    && tabBar.contains("4 On site") && tabBar.contains("5 History") && tabBar.contains("6 More"),
+                    "the owner's tabs: \(tabBar)")
 
             // Scan: the picture's pass is read and checked in by itself, before any key.
             let checkIns = "SELECT COUNT(*) FROM scans WHERE short_id = ? AND result = 'CHECKED_IN'"
@@ -166,7 +167,7 @@ import Testing
             // History: from the recent list (the field has the digits otherwise).
             try tmux.keys("Escape")
             #expect(try run.waitFor("Enter: open · /: look up"))
-            try tmux.keys("3")
+            try tmux.keys("5")
             #expect(try run.waitFor("Scan history — "))
             #expect(try run.waitUntil { screen in
                 screen.components(separatedBy: "\n").contains { $0.contains("CHECKED_IN") && $0.contains(expected) }
@@ -196,7 +197,7 @@ import Testing
             #expect(csv.contains(",\(rejected),"), "the denial is exported")
 
             // More: the profile and the outbox; then log out.
-            try tmux.keys("4")
+            try tmux.keys("6")
             #expect(try run.waitFor("Outbox"))
             #expect(try run.waitUntil { screen in
                 // Not the status line (the last), which shows the email on every tab.
@@ -258,7 +259,7 @@ import Testing
     @Test func helpOnHistoryListsItsKeysAndAnyKeyClosesIt() throws {
         try withConsole { run in
             try run.logIn("owner@demo.gatepass")
-            try run.tmux.keys("3")
+            try run.tmux.keys("5")
             #expect(try run.waitFor("Scan history — "))
             #expect(try run.waitFor("e export"))
             try run.tmux.keys("?")
@@ -285,14 +286,14 @@ import Testing
     @Test func resizingOnHistoryLaysTheScreenOutAgain() throws {
         try withConsole { run in
             try run.logIn("owner@demo.gatepass")
-            try run.tmux.keys("3")
+            try run.tmux.keys("5")
             #expect(try run.waitFor("Scan history — "))
             #expect(try run.waitFor("CHECKED_IN"))
             try run.tmux.run(["resize-window", "-t", "console", "-x", "60", "-y", "20"])
             #expect(try run.waitUntil { screen in
                 let rows = Self.rows(of: screen)
                 return rows.count == 20 && rows.allSatisfy { $0.count <= 60 }
-                    && rows[0].contains("1 Approvals") && rows[0].contains("3 History")
+                    && rows[0].contains("1 Approvals") && rows[0].contains("5 History")
                     && rows[19].hasPrefix("Olivia Owner <owner@demo.gatepass>")
                     && screen.contains("Scan history — ") && screen.contains("[ ] day · t today")
             }, "laid out for 60×20: \((try? run.tmux.screen()) ?? "")")
@@ -304,7 +305,7 @@ import Testing
             try run.tmux.run(["resize-window", "-t", "console", "-x", "110", "-y", "32"])
             #expect(try run.waitUntil { screen in
                 let lines = Self.rows(of: screen)
-                return lines.count == 32 && lines[0].contains("4 More") && lines[0].contains("? help  q quit")
+                return lines.count == 32 && lines[0].contains("6 More") && lines[0].contains("? help  q quit")
                     && lines[31].hasPrefix("Olivia Owner <owner@demo.gatepass>") && screen.contains("CHECKED_IN")
             }, "laid out again for 110×32: \((try? run.tmux.screen()) ?? "")")
             try run.tmux.keys("q")
