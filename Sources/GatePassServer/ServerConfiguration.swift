@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 
 /// Everything `gatepass serve` can be told, with the documented defaults of
 /// Config/server.json. Command-line flags override the file.
@@ -66,6 +67,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var maxPushTestWaits: Int = 32
     /// An `otpDeliveryCommand` still running after this long is killed (and logged).
     public var otpDeliveryTimeoutSeconds: Int = 10
+    /// Web origins (`scheme://host[:port]`) whose pages may call `/api/*` from a browser
+    /// (api.md "Browser clients"); none by default.
+    public var corsOrigins: [String] = []
 
     public init() {}
 
@@ -75,7 +79,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case bodyLimitBytes, threads, idempotencyRetentionHours, sqliteSynchronous, metricsToken, timeZone
         case eventRetentionHours, eventPingSeconds, pushFailAfterSeconds, maxConnections
         case maxConnectionsPerIP, trustedProxies, headerTimeoutSeconds, bodyTimeoutSeconds, keepAliveTimeoutSeconds
-        case maxPushTestWaits, otpDeliveryTimeoutSeconds
+        case maxPushTestWaits, otpDeliveryTimeoutSeconds, corsOrigins
         case sqliteBusyTimeoutMilliseconds
     }
 
@@ -113,6 +117,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         keepAliveTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .keepAliveTimeoutSeconds) ?? d.keepAliveTimeoutSeconds
         maxPushTestWaits = try c.decodeIfPresent(Int.self, forKey: .maxPushTestWaits) ?? d.maxPushTestWaits
         otpDeliveryTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .otpDeliveryTimeoutSeconds) ?? d.otpDeliveryTimeoutSeconds
+        corsOrigins = try c.decodeIfPresent([String].self, forKey: .corsOrigins) ?? d.corsOrigins
     }
 
     /// Reads a configuration file; every problem is named in the error.
@@ -166,6 +171,11 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require((1...600).contains(otpDeliveryTimeoutSeconds), "otpDeliveryTimeoutSeconds must be between 1 and 600")
         try require(timeZone.map { TimeZone(identifier: $0) != nil } ?? true,
                     "timeZone must be an IANA zone such as Europe/Bucharest")
+        for origin in corsOrigins {
+            if case .failure(let problem) = WebOrigin.parse(origin) {
+                throw ConfigurationError(message: "corsOrigins: \(TerminalText.visible(origin).prefix(200).debugDescription) \(problem)")
+            }
+        }
     }
 
     public var resolvedTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
