@@ -21,8 +21,10 @@ struct EventTicketSigner: Sendable {
     /// - Throws: when the system's random source fails.
     func issue(for principal: Principal) throws -> (ticket: String, expiresAt: Date) {
         let nonce = Base64URL.encode(try SecureRandom.bytes(16))
+        // Whole seconds, as the login answer's `expiresAt` says them.
         let expiresAt = Int64(principal.sessionExpiresAt.timeIntervalSince1970.rounded(.down))
-        return (signed.sign([principal.tokenKind.rawValue, principal.sessionId, String(expiresAt), nonce]), principal.sessionExpiresAt)
+        return (signed.sign([principal.tokenKind.rawValue, principal.sessionId, String(expiresAt), nonce]),
+                Date(timeIntervalSince1970: TimeInterval(expiresAt)))
     }
 
     /// The session a well-signed ticket names, as the claims its session is checked with; nil
