@@ -1,5 +1,4 @@
 import Foundation
-import GatePassCore
 import GatePassMail
 
 /// Everything `gatepass serve` can be told, with the documented defaults of
@@ -194,11 +193,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require((1...600).contains(otpDeliveryTimeoutSeconds), "otpDeliveryTimeoutSeconds must be between 1 and 600")
         try require(timeZone.map { TimeZone(identifier: $0) != nil } ?? true,
                     "timeZone must be an IANA zone such as Europe/Bucharest")
-        for origin in corsOrigins {
-            if case .failure(let problem) = WebOrigin.parse(origin) {
-                throw ConfigurationError(message: "corsOrigins: \(TerminalText.visible(origin).prefix(200).debugDescription) \(problem)")
-            }
-        }
+        for origin in corsOrigins { _ = try WebOrigin(configured: origin) }
         if let smtpURL {
             let parsed = URLComponents(string: smtpURL)
             try require(["smtp", "smtps"].contains(parsed?.scheme?.lowercased() ?? "") && !(parsed?.host ?? "").isEmpty

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 import HTTPServer
 
 /// A web origin as a browser sends it in `Origin`: `scheme://host[:port]`, in lower case,
@@ -8,15 +9,25 @@ struct WebOrigin: Hashable, Sendable, CustomStringConvertible {
     let text: String
     var description: String { text }
 
-    struct Problem: Error, Sendable, CustomStringConvertible {
-        var description: String
+    /// Reads an entry of `corsOrigins`. Scheme and host are lower-cased and a default port
+    /// dropped, as browsers do, so the result compares equal to the `Origin` a browser sends;
+    /// anything else that is not `http[s]://host[:port]` is refused, never guessed at.
+    /// - Throws: `ConfigurationError` naming the entry (made visible, cut short) and what is wrong with it.
+    init(configured text: String) throws(ConfigurationError) {
+        switch Self.serialization(of: text) {
+        case .success(let serialized): self.text = serialized
+        case .failure(let problem):
+            throw ConfigurationError(message: "corsOrigins: \(TerminalText.visible(text).prefix(200).debugDescription) \(problem.reason)")
+        }
     }
 
-    /// Reads a configured origin. Scheme and host are lower-cased and a default port dropped,
-    /// as browsers do, so the result compares equal to the `Origin` a browser sends; anything
-    /// else that is not `http[s]://host[:port]` is a problem, never guessed at.
-    static func parse(_ text: String) -> Result<WebOrigin, Problem> {
-        func problem(_ reason: String) -> Result<WebOrigin, Problem> { .failure(Problem(description: reason)) }
+    private struct Problem: Error {
+        var reason: String
+    }
+
+    /// The origin's serialization, or why `text` is not one.
+    private static func serialization(of text: String) -> Result<String, Problem> {
+        func problem(_ reason: String) -> Result<String, Problem> { .failure(Problem(reason: reason)) }
         guard text.utf8.count <= 300 else { return problem("is longer than any origin") }
         guard text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             return problem("must be printable ASCII without spaces (write an international host name in its xn-- form)")
@@ -59,7 +70,7 @@ struct WebOrigin: Hashable, Sendable, CustomStringConvertible {
             let isDefault = (scheme == "http" && number == 80) || (scheme == "https" && number == 443)
             if !isDefault { port = ":\(number)" }
         }
-        return .success(WebOrigin(text: scheme + "://" + host + port))
+        return .success(scheme + "://" + host + port)
     }
 
     /// Why `host` (lower case) is not a host name or IPv4 address a browser would send, or nil.
@@ -119,10 +130,10 @@ struct CrossOriginPolicy: Sendable {
 
     private let origins: Set<String>
 
-    /// - Precondition: every origin passes `WebOrigin.parse` (`ServerConfiguration.validate` ran).
+    /// - Precondition: every origin is a `WebOrigin` (`ServerConfiguration.validate` ran).
     init(configured: [String]) {
         origins = Set(configured.map { text in
-            guard case .success(let origin) = WebOrigin.parse(text) else {
+            guard let origin = try? WebOrigin(configured: text) else {
                 preconditionFailure("corsOrigins holds \(text.debugDescription): the configuration was not validated")
             }
             return origin.text
