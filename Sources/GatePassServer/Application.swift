@@ -122,8 +122,8 @@ public final class GatePassApplication: HTTPResponder {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.recordRequest(route: routeName, status: response.status, seconds: seconds)
         // The route pattern is logged, never the raw path or query: they may carry emails or
-        // an event ticket, and no token, ticket, OTP or body is ever written. The method is the client's own text
-        // (an unmatched route's may be anything): shown visibly and cut short.
+        // an event ticket, and no token, ticket, OTP or body is ever written. The method is
+        // the client's own text (an unmatched route's may be anything): shown visibly and cut short.
         let tenths = Int((seconds * 10_000).rounded())
         logSink.log("\(VisibleLineLog.field(request.method)) \(routeName) \(response.status) \(tenths / 10).\(tenths % 10)ms")
         return response
