@@ -31,13 +31,16 @@ extension VisitorDetailScreen {
         return nil
     }
 
-    /// Looks up who decided, by name (best effort: the id is shown otherwise).
+    /// Looks up who decided, by name (best effort: the id is shown otherwise), once per
+    /// decider: the users list is not read again for every event about the visitor.
     func resolveDecider() {
         guard let management, let id = visitor.decidedBy else {
             deciderName = nil
             return
         }
-        if deciderName == nil { deciderName = management.userNames()[id] }
+        guard deciderLookedUp != id else { return }
+        deciderLookedUp = id
+        deciderName = management.userNames()[id]
     }
 
     // MARK: - Keys

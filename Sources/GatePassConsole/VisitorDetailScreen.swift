@@ -54,6 +54,8 @@ public final class VisitorDetailScreen: ConsoleScreen {
     public internal(set) var pass: PassView?
     /// Who decided, by name, when the users list names them.
     public internal(set) var deciderName: String?
+    /// The decider id `deciderName` was looked up for.
+    var deciderLookedUp: String?
     /// The first line of the details drawn (Up/Down scroll when they do not fit).
     public private(set) var scroll = 0
     private var lastDetailRows = 0

@@ -116,10 +116,13 @@ import Testing
         decided.decidedAt = Fixtures.now.addingTimeInterval(-600)
         decided.decidedBy = "u7"
         decided.decisionNote = "ok \u{1B}[31m"
-        withDetail(decided) { screen, _, _ in
+        withDetail(decided) { screen, services, _ in
             let canvas = Fixtures.render(screen, width: 100, height: 30)
             let row = Fixtures.row(canvas, containing: "Decided by").map(canvas.line)
             #expect(row == "Decided by      Ion Ene (u7)")
+            _ = screen.receive(Fixtures.event(.visitorArrived, decided))
+            _ = screen.appear()
+            #expect(services.calls.filter { $0 == "userNames" }.count == 1, "looked up once per decider")
             #expect(Fixtures.row(canvas, containing: "ok \\x1b[31m") != nil, "the note is spelled out")
         }
         decided.decidedBy = "u99"
