@@ -31,16 +31,25 @@ extension VisitorDetailScreen {
         return nil
     }
 
-    /// Looks up who decided, by name (best effort: the id is shown otherwise), once per
-    /// decider: the users list is not read again for every event about the visitor.
-    func resolveDecider() {
-        guard let management, let id = visitor.decidedBy else {
-            deciderName = nil
-            return
+    /// Looks up the names behind the visitor's ids — who decided, the assigned approver, the
+    /// gate — for an owner or admin (best effort: an id is shown otherwise). The users are read
+    /// once per id not yet known, so events about the visitor do not read them again each time.
+    func resolveNames() {
+        guard let management else { return }
+        let people = [visitor.decidedBy, visitor.approverId].compactMap { $0 }
+        if people.contains(where: { userNames[$0] == nil && !namesLookedUp.contains($0) }) {
+            userNames.merge(management.userNames()) { _, new in new }
+            namesLookedUp.formUnion(people)
         }
-        guard deciderLookedUp != id else { return }
-        deciderLookedUp = id
-        deciderName = management.userNames()[id]
+        if let gate = visitor.checkpointId, gateNames[gate] == nil, !namesLookedUp.contains(gate) {
+            gateNames = management.gateNames()
+            namesLookedUp.insert(gate)
+        }
+    }
+
+    /// `id` with its name in front when known: "Ion Ene (u7)".
+    func named(_ id: String, in names: [String: String]) -> String {
+        names[id].map { "\($0) (\(id))" } ?? id
     }
 
     // MARK: - Keys

@@ -53,9 +53,11 @@ public final class VisitorDetailScreen: ConsoleScreen {
     /// The pass view while it is open.
     public internal(set) var pass: PassView?
     /// Who decided, by name, when the users list names them.
-    public internal(set) var deciderName: String?
-    /// The decider id `deciderName` was looked up for.
-    var deciderLookedUp: String?
+    /// Names of users and gates by id, for an owner or admin (who decided, the approver, the gate).
+    public internal(set) var userNames: [String: String] = [:]
+    public internal(set) var gateNames: [String: String] = [:]
+    /// Ids already looked up (found or not), so they are not looked up again.
+    var namesLookedUp: Set<String> = []
     /// The first line of the details drawn (Up/Down scroll when they do not fit).
     public private(set) var scroll = 0
     private var lastDetailRows = 0
@@ -120,7 +122,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
     }
 
     public func appear() -> ScreenAction {
-        resolveDecider()
+        resolveNames()
         if readOnOpen {
             readOnOpen = false
             return .redraw
@@ -131,7 +133,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
             context = read.value.context
             loaded = (read.updatedAt, read.fromCache)
             loadError = nil
-            resolveDecider()
+            resolveNames()
         } catch {
             loadError = "Could not load everything about this visitor. " + error.sentence
         }
@@ -142,7 +144,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
         guard let kind = event.kind, kind.carriesVisitor, case .visitor(let data)? = try? event.payload(),
               data.visitor.id == visitor.id else { return .none }
         visitor = data.visitor
-        resolveDecider()
+        resolveNames()
         if prompt != nil && !isDecidable {
             prompt = nil
             result = Result(kind: .warning, text: "Someone else decided first: the visitor is now \(Self.describe(visitor.status)).")
@@ -269,6 +271,11 @@ public final class VisitorDetailScreen: ConsoleScreen {
         add("Email", visitor.email)
         add("Phone", visitor.phone)
         lines.append(("Walk-in", visitor.walkIn ? "yes" : "no"))
+        if management != nil {
+            // An owner's or admin's approval context (the API gives the counted one to approvers).
+            lines.append(("Approval", visitor.requiresApproval ? "an approver decides at the gate" : "not needed"))
+            add("Approver", visitor.approverId.map { named($0, in: userNames) })
+        }
         add("Requested", visitor.approvalRequestedAt.map { when($0, now: now) })
         if let context {
             let last = context.lastVisitAt.map { " (last \(format($0.date)))" } ?? ""
@@ -277,9 +284,10 @@ public final class VisitorDetailScreen: ConsoleScreen {
         }
         lines.append(("Valid", "\(format(visitor.validity.from)) to \(format(visitor.validity.until))"))
         add("Decided", visitor.decidedAt.map { when($0, now: now) })
-        add("Decided by", visitor.decidedBy.map { id in deciderName.map { "\($0) (\(id))" } ?? id })
+        add("Decided by", visitor.decidedBy.map { named($0, in: userNames) })
         add("Note", visitor.decisionNote)
         add("Checked in", visitor.checkedInAt.map { when($0, now: now) })
+        if management != nil { add("Gate", visitor.checkpointId.map { gateNames[$0] ?? $0 }) }
         add("Checked out", visitor.checkedOutAt.map { when($0, now: now) })
         lines.append(("Registered", when(visitor.createdAt, now: now)))
         return lines

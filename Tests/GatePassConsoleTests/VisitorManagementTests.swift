@@ -116,13 +116,20 @@ import Testing
         decided.decidedAt = Fixtures.now.addingTimeInterval(-600)
         decided.decidedBy = "u7"
         decided.decisionNote = "ok \u{1B}[31m"
+        decided.requiresApproval = true
+        decided.approverId = "u8"
+        decided.checkpointId = "c2"
         withDetail(decided) { screen, services, _ in
             let canvas = Fixtures.render(screen, width: 100, height: 30)
             let row = Fixtures.row(canvas, containing: "Decided by").map(canvas.line)
             #expect(row == "Decided by      Ion Ene (u7)")
+            #expect(Fixtures.row(canvas, containing: "Approval ").map(canvas.line) == "Approval        an approver decides at the gate")
+            #expect(Fixtures.row(canvas, containing: "Approver").map(canvas.line) == "Approver        u8", "not named: the id")
+            #expect(Fixtures.row(canvas, containing: "Gate").map(canvas.line) == "Gate            Dock")
             _ = screen.receive(Fixtures.event(.visitorArrived, decided))
             _ = screen.appear()
-            #expect(services.calls.filter { $0 == "userNames" }.count == 1, "looked up once per decider")
+            #expect(services.calls.filter { $0 == "userNames" }.count == 1, "looked up once, even for the id it could not name")
+            #expect(services.calls.filter { $0 == "gateNames" }.count == 1)
             #expect(Fixtures.row(canvas, containing: "ok \\x1b[31m") != nil, "the note is spelled out")
         }
         decided.decidedBy = "u99"
