@@ -141,8 +141,11 @@ public final class ApprovalsScreen: ConsoleScreen {
 
     public func isQueued(_ visitorId: String) -> Bool { queuedDecisions.contains(visitorId) }
 
+    /// Takes a visitor off the list, and off the offline copy (a decision made here or
+    /// seen on the stream).
     private func remove(_ visitorId: String) {
         guard let index = visitors.firstIndex(where: { $0.id == visitorId }) else { return }
+        services.noteLiveApproval(.left(visitorId: visitorId))
         let keep = selectedVisitor?.id
         visitors.remove(at: index)
         highlightUntil[visitorId] = nil
@@ -176,8 +179,8 @@ public final class ApprovalsScreen: ConsoleScreen {
             select(id: keep, fallback: 0)
             return .alert
         case .visitorDecided, .visitorArrived, .visitorDeparted:
-            // Told even when not shown: the offline copy may hold it from an older read.
-            services.noteLiveApproval(.left(visitorId: data.visitor.id))
+            // Only for visitors shown: the offline copy holds no others, and every check-in at
+            // the gate is such an event (the copy must not grow with them).
             guard visitors.contains(where: { $0.id == data.visitor.id }) else { return .none }
             remove(data.visitor.id)
             return .redraw

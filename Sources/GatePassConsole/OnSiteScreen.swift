@@ -91,9 +91,8 @@ public final class OnSiteScreen: ConsoleScreen {
             services.noteLiveOnSite(.arrived(visitor))
             visitors = Self.byName(visitors.filter { $0.id != visitor.id } + [visitor])
             if gates[visitor.checkpointId ?? ""] == nil, visitor.checkpointId != nil { gates = services.gateNames() }
-        } else if kind == .visitorDeparted || shown {
+        } else if shown {
             services.noteLiveOnSite(.left(visitorId: visitor.id))
-            guard shown else { return .none }
             visitors.removeAll { $0.id == visitor.id }
         } else {
             return .none

@@ -55,11 +55,11 @@ import Testing
             leaving.status = .checkedOut
             #expect(screen.receive(Fixtures.event(.visitorDeparted, leaving)) == .redraw)
             #expect(screen.visitors.map(\.id) == ["v2", "v5"])
-            // A departure of someone not shown is still told to the offline copy.
+            // A departure of someone not shown changes nothing, here or in the offline copy.
             #expect(screen.receive(Fixtures.event(.visitorDeparted, Fixtures.visitor(8, status: .checkedOut))) == .none)
             // Decisions about people outside change nothing.
             #expect(screen.receive(Fixtures.event(.visitorDecided, Fixtures.visitor(9, status: .approved))) == .none)
-            #expect(services.liveOnSite == [.arrived(arriving), .left(visitorId: "v1"), .left(visitorId: "v8")])
+            #expect(services.liveOnSite == [.arrived(arriving), .left(visitorId: "v1")])
             let reads = services.calls.filter { $0 == "onSite" }.count
             _ = screen.receive(ServerEvent(id: 3, kindName: EventKind.streamGap.rawValue, data: "{}"))
             #expect(services.calls.filter { $0 == "onSite" }.count == reads + 1)
