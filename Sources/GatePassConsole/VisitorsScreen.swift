@@ -174,6 +174,7 @@ public final class VisitorsScreen: ConsoleScreen {
         guard var input = searchInput else { return .none }
         switch key {
         case .character(let character):
+            notice = nil
             if !input.insert(character) {
                 notice = Notice(.warning, TextInput.isPrintable(character)
                                 ? "A search takes at most \(Self.searchLimit) characters; the rest was not typed."
