@@ -48,9 +48,11 @@ public struct MailPart: Sendable, Equatable {
         MailPart(contentType: "image/png", filename: filename, data: data)
     }
 
-    /// An invitation for calendar programs (RFC 5545 text, METHOD:REQUEST).
-    public static func calendarRequest(_ ics: String, filename: String = "invitation.ics") -> MailPart {
-        MailPart(contentType: "text/calendar; charset=utf-8; method=REQUEST", filename: filename,
+    /// An entry for calendar programs to add (RFC 5545 text with METHOD:PUBLISH, as RFC 6047
+    /// asks the content type to repeat): the visitor is told of a visit, not asked to a meeting
+    /// with an organizer to answer (REQUEST).
+    public static func calendarEvent(_ ics: String, filename: String = "invitation.ics") -> MailPart {
+        MailPart(contentType: "text/calendar; charset=utf-8; method=PUBLISH", filename: filename,
                  data: Array(MIMEBuilder.crlfLines(ics).utf8))
     }
 }

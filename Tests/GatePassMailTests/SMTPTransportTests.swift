@@ -51,7 +51,7 @@ import Testing
             #expect(calendar.method == "REQUEST")
             #expect(calendar.disposition == "attachment")
             #expect(calendar.filename == "visit.ics")
-            #expect(String(decoding: calendar.payload, as: UTF8.self).contains("METHOD:REQUEST\r\nBEGIN:VEVENT\r\n"))
+            #expect(String(decoding: calendar.payload, as: UTF8.self).contains("METHOD:PUBLISH\r\nBEGIN:VEVENT\r\n"))
         }
     }
 

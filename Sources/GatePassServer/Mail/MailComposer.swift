@@ -1,6 +1,7 @@
 import Foundation
 import GatePassCore
 import GatePassMail
+import GatePassPass
 import QRCode
 
 /// Turns a queued mail into the message that goes out, from what the database says when it
@@ -116,13 +117,11 @@ struct MailComposer: Sendable {
         let calendar = Self.calendarEntry(visitor, site: site, passURL: passURL, from: settings.from.address)
         return MailMessage(from: settings.from, to: to, subject: "Your visitor pass for \(site.name)", text: text, html: html,
                            inline: [InlinePart(contentID: "pass", part: .png(png, filename: "pass-\(visitor.shortId.rawValue).png"))],
-                           attachments: [.calendarRequest(calendar)])
+                           attachments: [.calendarEvent(calendar)])
     }
 
-    /// The short id in two groups of four, as the pass prints it.
-    static func grouped(_ shortId: String) -> String {
-        shortId.count == 8 ? shortId.prefix(4) + " " + shortId.suffix(4) : shortId
-    }
+    /// The short id in two groups of four, exactly as the pass prints it.
+    static func grouped(_ shortId: String) -> String { PassLayout.grouped(shortId) }
 
     static func time(_ date: Date, in zone: TimeZone) -> String {
         let formatter = DateFormatter()
@@ -147,7 +146,8 @@ struct MailComposer: Sendable {
             "UID:\(visitor.id)@gatepass",
             "DTSTAMP:\(stamp(visitor.createdAt))",
             "DTSTART:\(stamp(visitor.validity.from))",
-            "DTEND:\(stamp(visitor.validity.until.addingTimeInterval(1)))",
+            // A window ending at :59 (the default day ends 23:59:59) ends the entry at the next minute.
+            "DTEND:\(stamp(Int(visitor.validity.until.timeIntervalSince1970) % 60 == 59 ? visitor.validity.until.addingTimeInterval(1) : visitor.validity.until))",
             "SUMMARY:\(icsText("Visit to \(site.name)"))",
             "DESCRIPTION:\(icsText("Pass \(grouped(visitor.shortId.rawValue)). Your pass: \(passURL)"))",
             "URL:\(icsText(passURL))",
