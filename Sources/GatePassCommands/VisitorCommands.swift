@@ -153,25 +153,24 @@ typealias RejectCommand = DecisionCommand<Rejection>
 
 /// `approve` and `reject`: the same arguments, one decision each.
 struct DecisionCommand<Kind: DecisionKind>: GatePassCommand {
-    static var id: Argument<String> { Argument("ID", help: "The visitor's id or short id.") }
     static var note: Option<String> { Option("--note", value: "TEXT", help: "A note kept with the decision.") }
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "gatepass \(Kind.verb)", overview: Kind.overview, arguments: [id.spec],
+        CommandConfiguration(name: "gatepass \(Kind.verb)", overview: Kind.overview, arguments: [VisitorArgument.id.spec],
                              options: [note, OutputOptions.json])
     }
 
-    var id: String
+    var id: VisitorReference
     var note: String?
     var json: Bool
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        id = try arguments.required(Self.id)
+        id = try arguments.required(VisitorArgument.id)
         note = try arguments.value(Self.note)
         json = arguments.has(OutputOptions.json)
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let outcome = try context.core().decide(Kind.decision, visitorId: id, note: note)
+        let outcome = try context.core().decide(Kind.decision, visitorId: id.pathValue, note: note)
         return try ClientCommands.report(outcome, as: Visitor.self, asJSON: json, context) {
             "\($0.status.rawValue)  \($0.name) (\($0.shortId))"
         }
