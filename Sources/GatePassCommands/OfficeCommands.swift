@@ -112,7 +112,8 @@ struct VisitorAddCommand: GatePassCommand {
                   VisitorFieldOptions.purpose, VisitorFieldOptions.host, VisitorFieldOptions.hostEmail,
                   VisitorFieldOptions.approver, VisitorFieldOptions.requiresApproval, VisitorFieldOptions.validFrom,
                   VisitorFieldOptions.validUntil, invite, OutputOptions.flag("Print the visitor as the API shapes it.")],
-        discussion: VisitorFieldOptions.timesNote)
+        discussion: "Without --valid-from the pass starts at the start of today; without --valid-until it ends at the end of the day it starts. "
+            + VisitorFieldOptions.timesNote)
 
     var visitor: APIClient.NewVisitor
     var approverEmail: String?

@@ -16,8 +16,8 @@ enum VisitorFieldOptions {
     static let host = text("--host", value: "NAME", help: "Whom they visit.")
     static let hostEmail = address("--host-email", help: "The host's email: told when the visitor arrives.")
     static let approver = address("--approver", help: "The APPROVER who decides, by email (looked up in the organization's users).")
-    static let validFrom = time("--valid-from", help: "When the pass starts (default: the start of today, site time).")
-    static let validUntil = time("--valid-until", help: "When the pass ends (default: the end of the day it starts).")
+    static let validFrom = time("--valid-from", help: "When the pass starts.")
+    static let validUntil = time("--valid-until", help: "When the pass ends.")
     static let requiresApproval = Flag("--requires-approval", help: "An approver must admit the visitor at the gate.")
 
     /// The paragraph that says how times are read.
