@@ -5,11 +5,11 @@ import PackageDescription
 //   C system libraries (CSQLite, CMicroHTTPD, COpenSSL, CQREncode, CFreeType, …)
 //   GatePassCore       — the domain: no I/O, shared by server and clients
 //   GatePassAPI        — the contract's endpoints (method, path, action), shared by server and clients
-//   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode, GatePassPass (the pass drawn)
+//   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode, GatePassPass (the pass drawn),
+//                        GatePassMail (MIME builder; SMTP and .eml-folder transports)
 //   GatePassServer     — the API service on top of the wrappers
 //   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
 //                        adapters to the client core, files and camera are GatePassConsoleServices
-//   GatePassMail       — MIME builder and SMTP transport (CurlHTTP); not yet used by the server
 //   GatePassCommands   — the command line (`gatepass …`)
 //   executables        — gatepass, gatepass-bench
 let package = Package(
@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
         // The pass in three forms (SVG, PNG, HTML page) from one layout; glyph outlines through
-        // FreeType, the PNG through MagickWand. Not yet served by any route.
+        // FreeType, the PNG through MagickWand.
         .target(name: "GatePassPass", dependencies: ["QRCode", "CFreeType", "CMagickWand"]),
         .target(name: "GatePassClient", dependencies: ["GatePassCore", "GatePassAPI", "CurlHTTP", "SQLite"]),
         .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
@@ -72,12 +72,13 @@ let package = Package(
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
-                dependencies: ["GatePassCore", "GatePassAPI", "SQLite", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn"]),
+                dependencies: ["GatePassCore", "GatePassAPI", "SQLite", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn",
+                               "GatePassMail", "GatePassPass"]),
         .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP",
                                                         "GatePassScanner", "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",
                                                         "QRCode"]),
         .target(name: "LoopbackHTTP"),
-        // Mail: the MIME builder (pure) and the SMTP transport on CurlHTTP. Not wired into the server yet.
+        // Mail: the MIME builder (pure), the SMTP transport on CurlHTTP and the .eml folder of --dev.
         .target(name: "GatePassMail", dependencies: ["CurlHTTP"]),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
         .executableTarget(name: "gatepass-bench",

@@ -78,6 +78,11 @@ public struct CurlSMTP: Sendable {
         public var password: SMTPPassword?
         /// A PEM file of CA certificates to trust instead of the system's (CURLOPT_CAINFO).
         public var caFile: String?
+        /// For a relay on this machine only (api.md: STARTTLS is required "always unless the
+        /// host is loopback"): a server that does not offer STARTTLS is spoken to in plain text
+        /// (CURLUSESSL_TRY). One that offers it is still spoken to over TLS, and a failed
+        /// handshake still ends the exchange.
+        public var plainTextWithoutSTARTTLS: Bool = false
         /// CURLOPT_CONNECTTIMEOUT_MS.
         public var connectTimeout: Duration
         /// CURLOPT_TIMEOUT_MS, the whole exchange.
@@ -179,8 +184,10 @@ public struct CurlSMTP: Sendable {
             _ = gatepass_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, CurlSession.milliseconds(options.connectTimeout))
             _ = gatepass_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, CurlSession.milliseconds(options.timeout))
             // STARTTLS or fail: CURLUSESSL_ALL makes a server without STARTTLS an error
-            // (CURLE_USE_SSL_FAILED) instead of a plain-text session.
-            _ = gatepass_curl_setopt_long(handle, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))
+            // (CURLE_USE_SSL_FAILED) instead of a plain-text session. CURLUSESSL_TRY (a loopback
+            // relay only) skips TLS when EHLO offers no STARTTLS; a failed handshake still fails.
+            let level = options.plainTextWithoutSTARTTLS ? CURLUSESSL_TRY : CURLUSESSL_ALL
+            _ = gatepass_curl_setopt_long(handle, CURLOPT_USE_SSL, Int(level.rawValue))
             _ = gatepass_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
             _ = gatepass_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
             if let caFile = options.caFile { _ = gatepass_curl_setopt_string(handle, CURLOPT_CAINFO, caFile) }

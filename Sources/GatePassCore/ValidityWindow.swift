@@ -37,3 +37,52 @@ public struct ValidityWindow: Sendable, Equatable {
         return ValidityWindow(from: start, until: nextDay.addingTimeInterval(-1))
     }
 }
+
+extension ValidityWindow {
+    /// The window as people read it on a pass or in mail, in the site's zone:
+    /// `Tue 1 Dec 2026 09:00–17:00 (Europe/Bucharest)`, or with both dates when it spans days.
+    /// A whole local day reads `Tue 1 Dec 2026, all day (…)`.
+    public func text(in timeZone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        func formatter(_ format: String) -> DateFormatter {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_GB_POSIX")
+            formatter.timeZone = timeZone
+            formatter.calendar = calendar
+            formatter.dateFormat = format
+            return formatter
+        }
+        let day = formatter("EEE d MMM yyyy")
+        let time = formatter("HH:mm")
+        let zone = "(\(timeZone.identifier))"
+        if ValidityWindow.day(containing: from, in: timeZone) == self {
+            return "\(day.string(from: from)), all day \(zone)"
+        }
+        if calendar.isDate(from, inSameDayAs: until) {
+            return "\(day.string(from: from)) \(time.string(from: from))\u{2013}\(time.string(from: until)) \(zone)"
+        }
+        return "\(day.string(from: from)) \(time.string(from: from)) \u{2013} \(day.string(from: until)) \(time.string(from: until)) \(zone)"
+    }
+
+    /// The local days `from`…`to` (inclusive, `YYYY-MM-DD` in `timeZone`) as one window, or
+    /// nil when a day is not a real date in that form.
+    public static func days(from first: String, to last: String, in timeZone: TimeZone) -> ValidityWindow? {
+        guard let start = localDay(first, in: timeZone), let end = localDay(last, in: timeZone) else { return nil }
+        return ValidityWindow(from: day(containing: start, in: timeZone).from, until: day(containing: end, in: timeZone).until)
+    }
+
+    /// Noon of a `YYYY-MM-DD` day in `timeZone` (noon exists on every day, whatever the clocks do).
+    public static func localDay(_ text: String, in timeZone: TimeZone) -> Date? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard text.utf8.count == 10, parts.count == 3, parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let year = Int(parts[0]), let month = Int(parts[1]), let dayOfMonth = Int(parts[2]),
+              (1...9999).contains(year)
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let components = DateComponents(year: year, month: month, day: dayOfMonth, hour: 12)
+        guard components.isValidDate(in: calendar), let date = calendar.date(from: components) else { return nil }
+        return date
+    }
+}

@@ -32,6 +32,22 @@ public enum HMACSHA256 {
     }
 }
 
+/// SHA-256 through OpenSSL's one-shot `EVP_Digest` (see EVP_DigestInit(3ssl)).
+public enum SHA256 {
+    public static func hash(_ message: [UInt8]) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 32
+        let status = message.withUnsafeBytes { messageBytes in
+            output.withUnsafeMutableBytes { outputBytes in
+                EVP_Digest(messageBytes.baseAddress, messageBytes.count,
+                           outputBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), &length, gatepass_sha256(), nil)
+            }
+        }
+        precondition(status == 1 && length == 32, "SHA-256 failed")
+        return output
+    }
+}
+
 /// Bytes from OpenSSL's CSPRNG (`RAND_bytes`, see RAND_bytes(3ssl)).
 public enum SecureRandom {
     public static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {

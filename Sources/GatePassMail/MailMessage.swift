@@ -124,3 +124,21 @@ public enum MailBuildError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 }
+
+extension MailAddress {
+    /// `gate@example.com` or `Gate Pass <gate@example.com>` (a configuration's sender), nil
+    /// when the address is not one `isValid` accepts.
+    public static func parse(_ text: String) -> MailAddress? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasSuffix(">"), let open = trimmed.lastIndex(of: "<") {
+            let address = MailAddress(String(trimmed[trimmed.index(after: open)..<trimmed.index(before: trimmed.endIndex)]),
+                                      displayName: nil)
+            let name = trimmed[..<open].trimmingCharacters(in: .whitespaces)
+                .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            guard address.isValid, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
+            return MailAddress(address.address, displayName: name.isEmpty ? nil : name)
+        }
+        let address = MailAddress(trimmed)
+        return address.isValid ? address : nil
+    }
+}

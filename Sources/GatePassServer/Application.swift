@@ -25,6 +25,12 @@ public final class GatePassApplication: HTTPResponder {
     let pushTestWaits: PushTestWaits
     let timeZone: TimeZone
     let devMode: Bool
+    let mail: MailSettings
+    let mailWorker: MailWorker
+    let passes: PassRenderer
+    let composer: MailComposer
+    /// Keys the stored hash of pass page tokens (a copy of the database opens no pass page).
+    let passTokenKey: [UInt8]
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
     private let keysInProgress = Locked<Set<String>>([])
 
@@ -34,8 +40,8 @@ public final class GatePassApplication: HTTPResponder {
     let changes = ChangeSignal()
     private let fingerprintKey: [UInt8]
 
-    public init(configuration: ServerConfiguration, store: ServerDatabase, secret: ServerSecret, clock: any WallClock,
-                logSink: any LogSink, devMode: Bool) {
+    init(configuration: ServerConfiguration, store: ServerDatabase, secret: ServerSecret, clock: any WallClock,
+         logSink: any LogSink, devMode: Bool, mail: MailSettings, passes: PassRenderer) {
         self.configuration = configuration
         self.store = store
         self.clock = clock
@@ -50,6 +56,11 @@ public final class GatePassApplication: HTTPResponder {
             secret: secret, devMode: devMode)
         timeZone = configuration.resolvedTimeZone
         fingerprintKey = secret.key(for: "idempotency-fingerprint")
+        passTokenKey = secret.key(for: "pass-page-token")
+        self.mail = mail
+        self.passes = passes
+        composer = MailComposer(settings: mail, passes: passes, serverTimeZone: configuration.resolvedTimeZone)
+        mailWorker = MailWorker(store: store, settings: mail, composer: composer, clock: clock, log: logSink)
         pushTestWaits = PushTestWaits(store: store, capacity: configuration.maxPushTestWaits)
         writeProbe = WriteProbe(clock: clock, logSink: logSink) { [store] in
             try store.probeReadable()
@@ -68,6 +79,8 @@ public final class GatePassApplication: HTTPResponder {
         var parameters: [String: String]
         var principal: Principal?
         var now: Date
+        /// What the request's transaction left for after its commit (shared by copies of the call).
+        let effects = CommitEffects()
 
         /// The principal of an authenticated route (the permission table has run already).
         var caller: Principal {
@@ -212,8 +225,9 @@ public final class GatePassApplication: HTTPResponder {
                           reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let routeName = call.endpoint.pathPattern
         guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
-            store.writeAsync({ tx in try handler(self, call, tx) }) { [eventHub] result in
+            store.writeAsync({ tx in try handler(self, call, tx) }) { [eventHub, mailWorker] result in
                 eventHub.committed()
+                if call.effects.queuedMail { mailWorker.wake() }
                 if call.endpoint == .authLogout { eventHub.sessionsEnded() }
                 switch result {
                 case .success(let response): reply(response)
@@ -258,6 +272,7 @@ public final class GatePassApplication: HTTPResponder {
             return (response, false)
         }) { [self] result in
             eventHub.committed()
+            if call.effects.queuedMail { mailWorker.wake() }
             if call.endpoint == .authLogout { eventHub.sessionsEnded() }
             _ = keysInProgress.withLock { $0.remove(slot) }
             changes.signal()
@@ -269,6 +284,15 @@ public final class GatePassApplication: HTTPResponder {
                 reply(errorResponse(error, routeName: routeName))
             }
         }
+    }
+
+    /// Follow-ups of one request's transaction, run after it commits (never before: a worker
+    /// woken early would not see the rows yet).
+    final class CommitEffects: Sendable {
+        private let mail = Atomic<Bool>(false)
+        /// Set inside the transaction when it queued mail.
+        func noteQueuedMail() { mail.store(true, ordering: .releasing) }
+        var queuedMail: Bool { mail.load(ordering: .acquiring) }
     }
 
     /// push-test answers waiting now (for tests and diagnostics).

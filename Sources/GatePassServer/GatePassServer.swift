@@ -1,5 +1,6 @@
 import Foundation
 import GatePassCore
+import GatePassPass
 import HTTPServer
 
 /// A running Gate Pass API server: store, application and HTTP listener, started together
@@ -25,8 +26,17 @@ public final class GatePassServer: @unchecked Sendable {
             store.close()
             throw error
         }
+        let mail: MailSettings
+        let passes: PassRenderer
+        do {
+            mail = try MailSettings.resolve(configuration, devMode: devMode)
+            passes = PassRenderer(fonts: try PassFonts.dejaVu())
+        } catch {
+            store.close()
+            throw error
+        }
         let application = GatePassApplication(configuration: configuration, store: store, secret: secret, clock: clock,
-                                              logSink: logSink, devMode: devMode)
+                                              logSink: logSink, devMode: devMode, mail: mail, passes: passes)
         // A peer that closes a socket or pipe early (a client, the OTP delivery program) must
         // make a write fail with EPIPE, never end the server.
         signal(SIGPIPE, SIG_IGN)
@@ -57,6 +67,14 @@ public final class GatePassServer: @unchecked Sendable {
         timer.setEventHandler { [application] in application.purgeExpiredRecords() }
         timer.resume()
         maintenance = timer
+        mail.listening(at: baseURL)
+        application.mailWorker.start()
+        // A bad mail setting is named at start (in the log, and on stderr when the log is
+        // elsewhere), never found by the first visitor whose invitation does not arrive.
+        let logsToStandardError = logSink is StandardErrorLog
+        application.mailWorker.probe { line in
+            if !logsToStandardError { FileHandle.standardError.write(Data((TerminalText.visible(line) + "\n").utf8)) }
+        }
     }
 
     /// Connections refused at the per-address cap and closed for a deadline so far.
@@ -75,6 +93,7 @@ public final class GatePassServer: @unchecked Sendable {
     /// it is not applied); a push-test wait, or anything else unanswered, 503 `UNAVAILABLE`.
     public func stop(grace: Duration = .seconds(10)) {
         maintenance.cancel()
+        application.mailWorker.stop()
         // Streams end first: they never finish by themselves, and the hub reads the store.
         application.eventHub.stop()
         http.waitForRequestsInFlight(grace: grace)

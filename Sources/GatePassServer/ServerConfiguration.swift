@@ -1,4 +1,5 @@
 import Foundation
+import GatePassMail
 
 /// Everything `gatepass serve` can be told, with the documented defaults of
 /// Config/server.json. Command-line flags override the file.
@@ -66,6 +67,20 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var maxPushTestWaits: Int = 32
     /// An `otpDeliveryCommand` still running after this long is killed (and logged).
     public var otpDeliveryTimeoutSeconds: Int = 10
+    /// The SMTP relay: `smtp://host:port` (STARTTLS required unless the host is loopback) or
+    /// `smtps://host:port`. Without it mail is off (with `--dev`: written to `mailDirectory`).
+    public var smtpURL: String?
+    public var smtpUsername: String?
+    /// A file holding the SMTP password (first line); never the password itself.
+    public var smtpPasswordFile: String?
+    /// A PEM file of CA certificates for the relay's TLS certificate (default: the system's).
+    public var smtpCAFile: String?
+    /// The sender of every mail, e.g. `Gate Pass <gate@example.com>` or `gate@example.com`.
+    public var mailFrom: String?
+    /// The server's address as visitors reach it, for pass page links (`https://gate.example.com`).
+    public var publicBaseURL: String?
+    /// `--dev` without `smtpURL`: where each mail is written as an `.eml` file (default `mail/` beside the database).
+    public var mailDirectory: String?
 
     public init() {}
 
@@ -77,6 +92,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case maxConnectionsPerIP, trustedProxies, headerTimeoutSeconds, bodyTimeoutSeconds, keepAliveTimeoutSeconds
         case maxPushTestWaits, otpDeliveryTimeoutSeconds
         case sqliteBusyTimeoutMilliseconds
+        case smtpURL, smtpUsername, smtpPasswordFile, smtpCAFile, mailFrom, publicBaseURL, mailDirectory
     }
 
     // Every key is optional in the file: what it leaves out keeps its default.
@@ -113,6 +129,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         keepAliveTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .keepAliveTimeoutSeconds) ?? d.keepAliveTimeoutSeconds
         maxPushTestWaits = try c.decodeIfPresent(Int.self, forKey: .maxPushTestWaits) ?? d.maxPushTestWaits
         otpDeliveryTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .otpDeliveryTimeoutSeconds) ?? d.otpDeliveryTimeoutSeconds
+        smtpURL = try c.decodeIfPresent(String.self, forKey: .smtpURL)
+        smtpUsername = try c.decodeIfPresent(String.self, forKey: .smtpUsername)
+        smtpPasswordFile = try c.decodeIfPresent(String.self, forKey: .smtpPasswordFile)
+        smtpCAFile = try c.decodeIfPresent(String.self, forKey: .smtpCAFile)
+        mailFrom = try c.decodeIfPresent(String.self, forKey: .mailFrom)
+        publicBaseURL = try c.decodeIfPresent(String.self, forKey: .publicBaseURL)
+        mailDirectory = try c.decodeIfPresent(String.self, forKey: .mailDirectory)
     }
 
     /// Reads a configuration file; every problem is named in the error.
@@ -166,6 +189,25 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require((1...600).contains(otpDeliveryTimeoutSeconds), "otpDeliveryTimeoutSeconds must be between 1 and 600")
         try require(timeZone.map { TimeZone(identifier: $0) != nil } ?? true,
                     "timeZone must be an IANA zone such as Europe/Bucharest")
+        if let smtpURL {
+            let parsed = URLComponents(string: smtpURL)
+            try require(["smtp", "smtps"].contains(parsed?.scheme?.lowercased() ?? "") && !(parsed?.host ?? "").isEmpty
+                        && parsed?.user == nil && parsed?.password == nil && (parsed?.path ?? "").count <= 1,
+                        "smtpURL must be smtp://host:port or smtps://host:port, without credentials (use smtpUsername and smtpPasswordFile)")
+            try require(mailFrom != nil, "mailFrom is required with smtpURL (the sender of every mail)")
+            try require(publicBaseURL != nil, "publicBaseURL is required with smtpURL (the address visitors open their pass page at)")
+        }
+        try require(smtpPasswordFile == nil || smtpUsername != nil, "smtpPasswordFile needs smtpUsername")
+        if let mailFrom {
+            try require(MailAddress.parse(mailFrom) != nil,
+                        "mailFrom must be an address such as gate@example.com or Gate Pass <gate@example.com>")
+        }
+        if let publicBaseURL {
+            let parsed = URLComponents(string: publicBaseURL)
+            try require(["http", "https"].contains(parsed?.scheme?.lowercased() ?? "") && !(parsed?.host ?? "").isEmpty
+                        && parsed?.query == nil && parsed?.fragment == nil,
+                        "publicBaseURL must be an http(s) address such as https://gate.example.com")
+        }
     }
 
     public var resolvedTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }

@@ -40,6 +40,17 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         .visitorsApprove:               [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
         .visitorsReject:                [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
         .visitorsPass:                  [200,  200,  403,  403,  200,  403,  401,  401,  404,  403,  403],
+        .visitorsPassPNG:               [200,  200,  403,  403,  200,  403,  401,  401,  404,  403,  403],
+        .visitorsUpdate:                [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
+        .visitorsInvite:                [202,  202,  403,  403,  403,  403,  401,  401,  404,  403,  403],
+        // The cell's visitor was checked in by the first organization's gate.
+        .visitorsCheckOut:              [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
+        // The pass page's token is its credential: a bearer token is not even looked at.
+        .passPage:                      [200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200],
+        .organizationGet:               [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403],
+        .usersList:                     [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403],
+        .adminMailList:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
+        .adminMailTest:                 [202,  202,  403,  403,  403,  403,  401,  401,  202,  403,  403],
         .visitorsDeviceRegister:        [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
         .visitorsDeviceUnregister:      [204,  204,  403,  403,  403,  403,  401,  401,  204,  403,  403],
 
@@ -178,6 +189,22 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         case .visitorsApprove: return ("POST", "/api/visitors/\(id)/approve-scan", ["note": "ok"])
         case .visitorsReject: return ("POST", "/api/visitors/\(id)/reject-scan", ["note": "no"])
         case .visitorsPass: return ("GET", "/api/visitors/\(id)/pass.svg", nil)
+        case .visitorsPassPNG: return ("GET", "/api/visitors/\(id)/pass.png", nil)
+        // By short id, lower case: a path names a visitor by either (api.md).
+        case .visitorsUpdate: return ("PATCH", "/api/visitors/\(shortId.lowercased())", ["purpose": "Edited \(cell)"])
+        case .visitorsInvite: return ("POST", "/api/visitors/\(id)/invite", nil)
+        case .visitorsCheckOut:
+            _ = try server.post("/api/visitors/\(id)/approve-scan", token: world.setupToken, ["note": "ok"])
+            #expect(try server.checkIn(world.scanner, shortId).string("result") == "CHECKED_IN")
+            return ("POST", "/api/visitors/\(id)/checkout", nil)
+        case .passPage:
+            let invitation = try server.post("/api/visitors/\(id)/invite", token: world.setupToken)
+            let url = try #require(invitation.string("passURL"))
+            return ("GET", String(url[try #require(url.range(of: "/p/")).lowerBound...]), nil)
+        case .organizationGet: return ("GET", "/api/organization", nil)
+        case .usersList: return ("GET", "/api/users", nil)
+        case .adminMailList: return ("GET", "/api/admin/mail", nil)
+        case .adminMailTest: return ("POST", "/api/admin/mail/test", ["to": "test\(cell)@acme.test"])
         case .visitorsDeviceRegister:
             return ("POST", "/api/visitors/devices/register", ["token": "device-\(cell)", "platform": "web"])
         case .visitorsDeviceUnregister: return ("POST", "/api/visitors/devices/unregister", ["token": "device-\(cell)"])

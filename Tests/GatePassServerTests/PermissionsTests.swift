@@ -42,14 +42,18 @@ struct PermissionsTests {
         (.authDevPeekOTP,            "A A A A A A A"),
         (.healthz,                   "A A A A A A A"),
         (.metrics,                   "A A A A A A A"),
+        (.passPage,                  "A A A A A A A"),
         // any user, not a scanner token
         (.authMe,                    "U A A A A A F"),
         (.authLogout,                "U A A A A A F"),
         (.checkpointsList,           "U A A A A A F"),
+        (.organizationGet,           "U A A A A A F"),
         // visitors: read by OWNER, ADMIN, PLATFORM_ADMIN
         (.visitorsList,              "U A A F F A F"),
         (.visitorsGet,               "U A A F F A F"),
         (.visitorsPass,              "U A A F F A F"),
+        (.visitorsPassPNG,           "U A A F F A F"),
+        (.usersList,                 "U A A F F A F"),
         (.adminHistoryCSV,           "U A A F F A F"),
         // visitors: OWNER, ADMIN only
         (.visitorsCreate,            "U A A F F F F"),
@@ -60,6 +64,11 @@ struct PermissionsTests {
         (.visitorsDeviceRegister,    "U A A F F F F"),
         (.visitorsDeviceUnregister,  "U A A F F F F"),
         (.checkpointsCreate,         "U A A F F F F"),
+        (.visitorsUpdate,            "U A A F F F F"),
+        (.visitorsInvite,            "U A A F F F F"),
+        (.visitorsCheckOut,          "U A A F F F F"),
+        (.adminMailList,             "U A A F F F F"),
+        (.adminMailTest,             "U A A F F F F"),
         // approver
         (.approverMe,                "U F F A A F F"),
         (.approverList,              "U F F A A F F"),
@@ -122,7 +131,8 @@ struct PermissionsTests {
 
     // MARK: - Derived properties, stated in api.md's words
 
-    static let publicRoutes: Set<Endpoint> = [.authSendOTP, .authVerifyOTP, .authDevPeekOTP, .healthz, .metrics]
+    /// The pass page is public too: its unguessable token is the credential (api.md "Site operations").
+    static let publicRoutes: Set<Endpoint> = [.authSendOTP, .authVerifyOTP, .authDevPeekOTP, .healthz, .metrics, .passPage]
 
     @Test(arguments: Self.servedEndpoints)
     func anonymousIsOnlyAllowedOnPublicRoutesAndOtherwiseUnauthenticated(route: Endpoint) {
@@ -174,7 +184,7 @@ struct PermissionsTests {
     @Test(arguments: Self.servedEndpoints)
     func routeNamesAreMethodSpacePath(route: Endpoint) {
         #expect(route.name == "\(route.method.rawValue) \(route.pathPattern)")
-        #expect(route.pathPattern.hasPrefix("/api/") || route.pathPattern == "/metrics")
+        #expect(route.pathPattern.hasPrefix("/api/") || route.pathPattern == "/metrics" || route == .passPage)
         #expect(!route.pathPattern.contains(" "))
     }
 

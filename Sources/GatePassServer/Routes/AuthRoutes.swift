@@ -24,9 +24,16 @@ extension GatePassApplication {
         if devMode {
             logSink.log("dev: one-time code for \(email) is \(code)")
         }
-        if let user, let command = configuration.otpDeliveryCommand {
-            OTPDelivery.deliver(code: code, to: user.email, command: command,
-                                timeout: .seconds(configuration.otpDeliveryTimeoutSeconds), log: logSink)
+        // A delivery program (an SMS gateway) takes the code instead of mail when it is set.
+        // The mail's code leaves the queue once sent, or when the code expires unsent.
+        if let user {
+            if let command = configuration.otpDeliveryCommand {
+                OTPDelivery.deliver(code: code, to: user.email, command: command,
+                                    timeout: .seconds(configuration.otpDeliveryTimeoutSeconds), log: logSink)
+            } else {
+                try queueMail(.otp(code: code), to: user.email, organizationId: user.organizationId, call, tx,
+                              giveUpAt: call.now.addingTimeInterval(TimeInterval(configuration.otpLifetimeSeconds)))
+            }
         }
         return JSONBody.response(status: 202, ["sent": true])
     }
@@ -45,6 +52,7 @@ extension GatePassApplication {
         }
         let claims = try Sessions.create(userId: user.id, kind: .login, parent: nil, checkpointId: nil, now: call.now,
                                          lifetime: configuration.tokenLifetimeSeconds, tx)
+        try tx.directory.recordLogin(userId: user.id, at: call.now)
         return JSONBody.response(LoginAnswer(role: user.role, token: signer.sign(claims),
                                                expiresAt: Timestamp(Date(timeIntervalSince1970: TimeInterval(claims.expiresAt))),
                                                profile: user))

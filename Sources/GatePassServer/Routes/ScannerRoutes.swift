@@ -88,6 +88,7 @@ extension GatePassApplication {
         if let event = decision.event, let kind = EventKind(rawValue: event.rawValue) {
             try tx.events.appendVisitorEvent(kind, visitor: decision.visitor, organizationId: caller.organizationId,
                                              checkpointId: checkpointId, scanId: scan.id, now: call.now)
+            try queueNotices(for: kind, visitor: decision.visitor, organizationId: caller.organizationId, call, tx)
         }
         metrics.recordCheckIn(result: decision.result.rawValue)
         return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id))
@@ -153,6 +154,7 @@ extension GatePassApplication {
         }
         try tx.events.appendVisitorEvent(.requestCreated, visitor: visitor, organizationId: caller.organizationId,
                                          checkpointId: caller.checkpointId, now: call.now)
+        try queueNotices(for: .requestCreated, visitor: visitor, organizationId: caller.organizationId, call, tx)
         return JSONBody.response(status: 201, WalkInAnswer(result: .awaitingApproval, visitor: visitor))
     }
 

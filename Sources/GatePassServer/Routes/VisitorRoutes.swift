@@ -1,8 +1,8 @@
 import Foundation
 import GatePassAPI
 import GatePassCore
+import GatePassCrypto
 import HTTPServer
-import QRCode
 
 extension GatePassApplication {
     /// The visitors controller: what a site's managers do with its visitors.
@@ -11,10 +11,17 @@ extension GatePassApplication {
         .write(.visitorsCreate) { app, call, tx in try app.createVisitor(call, tx) },
         .read(.visitorsAdminMe) { app, call, _ in try app.adminMe(call) },
         .read(.visitorsGet) { app, call, tx in JSONBody.response(try app.visibleVisitor(call, tx).visitor) },
+        .write(.visitorsUpdate) { app, call, tx in try app.updateVisitor(call, tx) },
         .write(.visitorsCancel) { app, call, tx in try app.cancelVisitor(call, tx) },
         .write(.visitorsApprove) { app, call, tx in try app.decide(.approve, call, tx) },
         .write(.visitorsReject) { app, call, tx in try app.decide(.reject, call, tx) },
-        .read(.visitorsPass) { app, call, tx in try app.passSVG(call, tx) },
+        .write(.visitorsInvite) { app, call, tx in try app.inviteVisitor(call, tx) },
+        .write(.visitorsCheckOut) { app, call, tx in try app.checkOutVisitor(call, tx) },
+        // Drawing takes longer than reading: the visitor is read in a transaction, the pass
+        // drawn after it, so no reader connection waits on ImageMagick.
+        .deferred(.visitorsPass) { app, call, reply in reply(try app.pass(call, as: .svg)) },
+        .deferred(.visitorsPassPNG) { app, call, reply in reply(try app.pass(call, as: .png)) },
+        .sessionless(.passPage) { app, request in app.passPage(request) },
     ]
 
     struct CreateVisitorBody: Decodable {
@@ -24,14 +31,14 @@ extension GatePassApplication {
         var company: String?
         var purpose: String?
         var hostName: String?
+        var hostEmail: String?
         var approverId: String?
         var requiresApproval: Bool?
         var validFrom: Timestamp?
         var validUntil: Timestamp?
+        /// Queue the invitation with the creation (api.md "Site operations").
+        var invite: Bool?
     }
-
-    /// The longest validity a pass may have.
-    static let maximumValidity: TimeInterval = 366 * 86_400
 
     func createVisitor(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(CreateVisitorBody.self, from: call.request.body)
@@ -42,34 +49,91 @@ extension GatePassApplication {
         let company = try Field.text(body.company, "company")
         let purpose = try Field.text(body.purpose, "purpose", maxLength: 500)
         let hostName = try Field.text(body.hostName, "hostName")
-        if let approverId = body.approverId {
-            let approver = try tx.directory.user(id: approverId)
-            guard let approver, approver.organizationId == caller.organizationId, approver.role == .approver else {
-                throw APIError.badRequest("approverId must be the id of an APPROVER of this organization")
-            }
-        }
-        // Defaults (api.md): today 00:00:00–23:59:59 server-local. With only validFrom, the
-        // pass lasts to the end of that local day.
-        let from = body.validFrom?.date ?? ValidityWindow.day(containing: call.now, in: timeZone).from
-        let until = body.validUntil?.date ?? ValidityWindow.day(containing: from, in: timeZone).until
-        guard from <= until else { throw APIError.badRequest("validUntil must not be before validFrom") }
-        guard until.timeIntervalSince(from) <= Self.maximumValidity else {
-            throw APIError.badRequest("a pass may be valid for at most 366 days (validFrom to validUntil)")
-        }
+        let hostEmail = try Field.email(body.hostEmail, "hostEmail")
+        try checkApprover(body.approverId, organizationId: caller.organizationId, tx)
+        // Defaults (api.md): today 00:00:00–23:59:59 in the site's zone. With only validFrom,
+        // the pass lasts to the end of that local day.
+        let zone = try site(caller.organizationId, tx).timeZone
+        let from = body.validFrom?.date ?? ValidityWindow.day(containing: call.now, in: zone).from
+        let until = body.validUntil?.date ?? ValidityWindow.day(containing: from, in: zone).until
+        do { try VisitorEditing.check(ValidityWindow(from: from, until: until)) } catch { throw APIError.badRequest(error.message) }
         let visitor = try tx.visitors.insertWithFreshShortID(organizationId: caller.organizationId) { shortId in
             Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
-                    purpose: purpose, hostName: hostName, approverId: body.approverId,
+                    purpose: purpose, hostName: hostName, hostEmail: hostEmail, approverId: body.approverId,
                     requiresApproval: body.requiresApproval ?? false, walkIn: false, status: .expected,
                     validity: ValidityWindow(from: from, until: until), createdAt: call.now)
         }
+        // A refused invitation (no email, mail off) refuses the creation too: nothing is
+        // half-done, and the error says what to fix.
+        if body.invite == true { _ = try queueInvitation(visitor, organizationId: caller.organizationId, call, tx) }
         return JSONBody.response(status: 201, visitor, headers: [("Location", Endpoint.visitorsGet.path(visitor.id))])
+    }
+
+    /// An `approverId` must name an APPROVER of the caller's organization.
+    func checkApprover(_ approverId: String?, organizationId: String, _ tx: any Transaction) throws {
+        guard let approverId else { return }
+        let approver = try tx.directory.user(id: approverId)
+        guard let approver, approver.organizationId == organizationId, approver.role == .approver else {
+            throw APIError.badRequest("approverId must be the id of an APPROVER of this organization")
+        }
+    }
+
+    /// Edits a visitor that has not come yet. A changed window re-issues the pass: a new short
+    /// id (the old pass text stops working) and, when an invitation was sent, a new one with a
+    /// new pass page (the old page stops working).
+    func updateVisitor(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let changes = try JSONBody.decode(VisitorChanges.self, from: call.request.body)
+        let record = try visibleVisitor(call, tx)
+        var edited: Visitor
+        do {
+            edited = try VisitorEditing.apply(changes, to: record.visitor)
+        } catch {
+            switch error {
+            case .field: throw APIError.badRequest(error.description)
+            case .notEditable: throw APIError.conflict(error.description)
+            }
+        }
+        if edited.approverId != record.visitor.approverId {
+            try checkApprover(edited.approverId, organizationId: record.organizationId, tx)
+        }
+        guard edited != record.visitor else { return JSONBody.response(edited) }
+        let reissued = VisitorEditing.reissuesPass(from: record.visitor, to: edited)
+        if reissued { edited.shortId = try tx.visitors.freshShortID() }
+        try tx.visitors.changeState(edited, from: record.visitor)
+        if reissued, try tx.visitors.hasPassToken(visitorId: edited.id) {
+            if mail.isEnabled, edited.email != nil {
+                _ = try queueInvitation(edited, organizationId: record.organizationId, call, tx)
+            } else {
+                try tx.visitors.setPassToken(hash: nil, visitorId: edited.id)
+            }
+        }
+        return JSONBody.response(edited)
+    }
+
+    func inviteVisitor(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let record = try visibleVisitor(call, tx)
+        let url = try queueInvitation(record.visitor, organizationId: record.organizationId, call, tx)
+        return JSONBody.response(status: 202, InvitationAnswer(queued: true, passURL: url))
+    }
+
+    /// Check-out from the office (a visitor who left without passing a kiosk).
+    func checkOutVisitor(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let record = try visibleVisitor(call, tx)
+        let (result, updated) = CheckOut.decide(visitor: record.visitor, at: call.now)
+        guard result == .checkedOut else {
+            throw APIError.conflict("the visitor is \(record.visitor.status.rawValue), not CHECKED_IN")
+        }
+        try tx.visitors.changeState(updated, from: record.visitor)
+        try tx.events.appendVisitorEvent(.visitorDeparted, visitor: updated, organizationId: record.organizationId,
+                                         checkpointId: nil, now: call.now)
+        return JSONBody.response(updated)
     }
 
     /// The visitor named by `:id`, if the caller may see it; 404 otherwise (never 403, so
     /// nothing leaks about other organizations or other approvers' visitors).
     func visibleVisitor(_ call: Call, _ tx: any Transaction) throws -> VisitorRecord {
         let caller = call.caller
-        guard let record = try tx.visitors.find(id: call.parameter("id")) else { throw APIError.notFound("visitor") }
+        guard let record = try tx.visitors.find(idOrShortId: call.parameter("id")) else { throw APIError.notFound("visitor") }
         switch caller.user.role {
         case .platformAdmin:
             return record
@@ -98,7 +162,17 @@ extension GatePassApplication {
         let search = try Field.search(query["q"], "q")
         let limit = try Field.limit(query)
         let cursor = try Field.cursor(query)
-        let filter = VisitorListFilter(organizationId: readScope(call), status: status, search: search)
+        var filter = VisitorListFilter(organizationId: readScope(call), status: status, search: search)
+        if query["from"] != nil || query["to"] != nil {
+            // Days of the caller's site; PLATFORM_ADMIN reading every site uses the server's zone.
+            let zone = try readScope(call).map { try site($0, tx).timeZone } ?? timeZone
+            let first = query["from"] ?? query["to"]!, last = query["to"] ?? query["from"]!
+            guard let days = ValidityWindow.days(from: first, to: last, in: zone) else {
+                throw APIError.badRequest("from and to must be days like 2026-12-01 (the site's calendar)")
+            }
+            guard days.from <= days.until else { throw APIError.badRequest("to must not be before from") }
+            filter.validDuring = days
+        }
         let records = try tx.visitors.list(filter, after: cursor, limit: limit + 1)
         return JSONBody.response(page(records, limit: limit) { ListCursor(time: $0.visitor.createdAt.milliseconds, seq: $0.seq) })
     }
@@ -130,11 +204,47 @@ extension GatePassApplication {
         return JSONBody.response(updated)
     }
 
-    func passSVG(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
-        let visitor = try visibleVisitor(call, tx).visitor
-        let code = try QRCode("GP1:\(visitor.shortId.rawValue)", errorCorrection: .medium)
-        return HTTPResponse(status: 200, headers: [("Content-Type", "image/svg+xml"),
-                                                   ("Cache-Control", "private, max-age=300")],
-                            body: Array(code.svg(caption: visitor.shortId.rawValue).utf8))
+    enum PassForm { case svg, png }
+
+    /// The pass of a visitor the caller may see, drawn after the read.
+    func pass(_ call: Call, as form: PassForm) throws -> HTTPResponse {
+        let (visitor, passSite): (Visitor, Site) = try store.read { tx in
+            let record = try self.visibleVisitor(call, tx)
+            return (record.visitor, try self.site(record.organizationId, tx))
+        }
+        // Personal data: the browser may keep it a little, no shared cache may.
+        let cache = ("Cache-Control", "private, max-age=300")
+        switch form {
+        case .svg:
+            return HTTPResponse(status: 200, headers: [("Content-Type", "image/svg+xml"), cache,
+                                                       ("Content-Security-Policy", "default-src 'none'")],
+                                body: Array(try passes.svg(visitor, site: passSite).utf8))
+        case .png:
+            return HTTPResponse(status: 200, headers: [("Content-Type", "image/png"), cache,
+                                                       ("Content-Disposition", "inline; filename=\"pass-\(visitor.shortId.rawValue).png\"")],
+                                body: try passes.png(visitor, site: passSite))
+        }
+    }
+
+    /// `GET /p/:passToken`: the visitor's own page, no login. Unknown tokens, and passes that
+    /// are cancelled, refused, used up (checked out) or past their window, all get the same 404 page.
+    func passPage(_ request: HTTPRequest) -> HTTPResponse {
+        let notFound = HTTPResponse(status: 404, headers: Self.passPageHeaders, body: Array(Self.passPageNotFound.utf8))
+        let token = request.pathSegments.last ?? ""
+        // A token is 32 bytes in canonical Base64URL (43 characters); anything else is not looked up.
+        guard token.utf8.count == 43, Base64URL.decode(token)?.count == 32 else { return notFound }
+        let now = clock.now()
+        do {
+            let found = try store.read { tx -> (Visitor, Site)? in
+                guard let record = try tx.visitors.find(passTokenHash: self.passTokenHash(token)) else { return nil }
+                return (record.visitor, try self.site(record.organizationId, tx))
+            }
+            guard let (visitor, passSite) = found, ![.cancelled, .rejected, .checkedOut].contains(visitor.status),
+                  visitor.validity.until >= now
+            else { return notFound }
+            return HTTPResponse(status: 200, headers: Self.passPageHeaders, body: Array(try passes.page(visitor, site: passSite).utf8))
+        } catch {
+            return errorResponse(error, routeName: Endpoint.passPage.pathPattern)
+        }
     }
 }

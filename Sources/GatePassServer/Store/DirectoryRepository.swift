@@ -15,6 +15,20 @@ protocol DirectoryRepository {
     func createOrganization(name: String, now: Date) throws -> String
     func createUser(organizationId: String, email: String, name: String, role: Role, canScan: Bool,
                     now: Date) throws -> Profile
+    /// The organization's name and its own time zone (nil: the server's).
+    func organization(id: String) throws -> StoredOrganization?
+    /// Users of one organization (nil: every organization), newest first.
+    func users(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(user: UserSummary, cursor: ListCursor)]
+    /// Every APPROVER of the organization (the audience of an unassigned visitor's approval mail).
+    func approvers(organizationId: String) throws -> [Profile]
+    func recordLogin(userId: String, at time: Date) throws
+}
+
+/// An organization as stored: its time zone is nil until an owner sets one.
+struct StoredOrganization: Sendable, Equatable {
+    var id: String
+    var name: String
+    var timeZone: String?
 }
 
 extension Checkpoint {

@@ -17,6 +17,8 @@ struct VisitorListFilter: Sendable {
     var status: VisitorStatus?
     /// Lowercased text matched in name, email, phone, company and short id.
     var search: String?
+    /// Only visitors whose validity overlaps this range (`from=`/`to=`).
+    var validDuring: ValidityWindow? = nil
 }
 
 /// How often the same person (same email, or same phone without one) came before.
@@ -30,6 +32,12 @@ protocol VisitorRepository {
     func find(id: String) throws -> VisitorRecord?
     func find(shortId: ShortID) throws -> VisitorRecord?
     func isTaken(shortId: ShortID) throws -> Bool
+    /// The visitor whose pass page token hashes to this (SHA-256).
+    func find(passTokenHash: [UInt8]) throws -> VisitorRecord?
+    /// Gives the visitor a new pass page token (ending the old one), or none.
+    func setPassToken(hash: [UInt8]?, visitorId: String) throws
+    /// Whether the visitor has a pass page (an invitation was sent).
+    func hasPassToken(visitorId: String) throws -> Bool
     func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String?) throws
     /// Stores the state `previous` → `visitor` changed, only if the stored status is still
     /// `previous.status` (a conditional update, so exactly one of two racing changes wins on
@@ -63,6 +71,24 @@ extension VisitorRepository {
         guard try updateState(visitor, from: previous, approvalCheckpointId: approvalCheckpointId) else {
             throw APIError.conflict("the visitor changed while this request ran; try again")
         }
+    }
+
+    /// A short id no visitor has, drawn from the CSPRNG.
+    func freshShortID() throws -> ShortID {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<8 {
+            let shortId = ShortID.random(using: &generator)
+            if try !isTaken(shortId: shortId) { return shortId }
+        }
+        throw APIError.internal("could not draw an unused short id")
+    }
+
+    /// The visitor a path names (api.md: its id, or its short id in any spelling the
+    /// Crockford decoding accepts).
+    func find(idOrShortId reference: String) throws -> VisitorRecord? {
+        if let record = try find(id: reference) { return record }
+        guard let shortId = ShortID(reference) else { return nil }
+        return try find(shortId: shortId)
     }
 
     /// Inserts `make(shortId)` with a fresh short id, drawing again on the (rare) collision.

@@ -53,4 +53,30 @@ struct SQLiteDirectoryRepository: DirectoryRepository {
     func organizationId(ofUser userId: String) throws -> String? {
         try db.queryFirst("SELECT organization_id FROM users WHERE id = ?", [userId], { try $0.string(0) })
     }
+
+    func organization(id: String) throws -> StoredOrganization? {
+        try db.queryFirst("SELECT id, name, time_zone FROM organizations WHERE id = ?", [id]) {
+            StoredOrganization(id: try $0.string(0), name: try $0.string(1), timeZone: try $0.optionalString(2))
+        }
+    }
+
+    func users(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(user: UserSummary, cursor: ListCursor)] {
+        var sql = "SELECT \(Self.userColumns), disabled, last_login_at, created_at, rowid FROM users WHERE 1 = 1"
+        var arguments: [any SQLBindable] = []
+        if let organizationId { sql += " AND organization_id = ?"; arguments.append(organizationId) }
+        KeysetOrder(time: "created_at", seq: "rowid").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments) { row in
+            (UserSummary(profile: try Self.profile(row), disabled: try row.bool(6), lastLoginAt: try row.optionalDate(7)),
+             ListCursor(time: try row.int64(8), seq: try row.int64(9)))
+        }
+    }
+
+    func approvers(organizationId: String) throws -> [Profile] {
+        try db.query("SELECT \(Self.userColumns) FROM users WHERE organization_id = ? AND role = 'APPROVER' AND disabled = 0",
+                     [organizationId], Self.profile)
+    }
+
+    func recordLogin(userId: String, at time: Date) throws {
+        try db.execute("UPDATE users SET last_login_at = ? WHERE id = ?", [time.milliseconds, userId])
+    }
 }

@@ -19,6 +19,7 @@ struct SQLiteTransaction: Transaction {
     var notifications: any NotificationRepository { SQLiteNotificationRepository(db: db) }
     var directory: any DirectoryRepository { SQLiteDirectoryRepository(db: db) }
     var checkpoints: any CheckpointRepository { SQLiteCheckpointRepository(db: db) }
+    var mail: any MailRepository { SQLiteMailRepository(db: db) }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T { try db.inSavepoint(body) }
 

@@ -8,7 +8,7 @@ struct SQLiteVisitorRepository: VisitorRepository {
     static let columns = """
         id, short_id, name, email, phone, company, purpose, host_name, approver_id, requires_approval, walk_in,
         status, valid_from, valid_until, created_at, approval_requested_at, decided_at, decided_by, decision_note,
-        checked_in_at, checked_out_at, checkpoint_id, organization_id, approval_checkpoint_id, seq
+        checked_in_at, checked_out_at, checkpoint_id, organization_id, approval_checkpoint_id, seq, host_email
         """
 
     /// A row of `columns`. A value not understood (an unknown status, a malformed short id,
@@ -17,7 +17,8 @@ struct SQLiteVisitorRepository: VisitorRepository {
         let visitor = Visitor(
             id: try row.string(0), shortId: try row.parsed(1, as: "short id", ShortID.init(stored:)), name: try row.string(2),
             email: try row.optionalString(3), phone: try row.optionalString(4), company: try row.optionalString(5),
-            purpose: try row.optionalString(6), hostName: try row.optionalString(7), approverId: try row.optionalString(8),
+            purpose: try row.optionalString(6), hostName: try row.optionalString(7), hostEmail: try row.optionalString(25),
+            approverId: try row.optionalString(8),
             requiresApproval: try row.bool(9), walkIn: try row.bool(10),
             status: try row.parsed(11, as: "visitor status", VisitorStatus.init(rawValue:)),
             validity: ValidityWindow(from: try row.date(12), until: try row.date(13)), createdAt: try row.date(14),
@@ -35,6 +36,18 @@ struct SQLiteVisitorRepository: VisitorRepository {
 
     func find(shortId: ShortID) throws -> VisitorRecord? {
         try db.queryFirst("SELECT \(Self.columns) FROM visitors WHERE short_id = ?", [shortId.rawValue], Self.record)
+    }
+
+    func find(passTokenHash: [UInt8]) throws -> VisitorRecord? {
+        try db.queryFirst("SELECT \(Self.columns) FROM visitors WHERE pass_token_hash = ?", [passTokenHash], Self.record)
+    }
+
+    func setPassToken(hash: [UInt8]?, visitorId: String) throws {
+        try db.execute("UPDATE visitors SET pass_token_hash = ? WHERE id = ?", [hash, visitorId])
+    }
+
+    func hasPassToken(visitorId: String) throws -> Bool {
+        try db.scalarInt("SELECT COUNT(*) FROM visitors WHERE id = ? AND pass_token_hash IS NOT NULL", [visitorId]) == 1
     }
 
     func isTaken(shortId: ShortID) throws -> Bool {
@@ -66,20 +79,20 @@ struct SQLiteVisitorRepository: VisitorRepository {
             INSERT INTO visitors (id, short_id, name, email, phone, company, purpose, host_name, approver_id,
                 requires_approval, walk_in, status, valid_from, valid_until, created_at, approval_requested_at,
                 decided_at, decided_by, decision_note, checked_in_at, checked_out_at, checkpoint_id,
-                organization_id, approval_checkpoint_id, change_seq, search_text, lookup_text)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                organization_id, approval_checkpoint_id, change_seq, search_text, lookup_text, host_email)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [visitor.id, visitor.shortId.rawValue, visitor.name, visitor.email, visitor.phone, visitor.company,
                   visitor.purpose, visitor.hostName, visitor.approverId, visitor.requiresApproval, visitor.walkIn,
                   visitor.status.rawValue, visitor.validity.from.milliseconds, visitor.validity.until.milliseconds,
                   visitor.createdAt.milliseconds, visitor.approvalRequestedAt?.milliseconds,
                   visitor.decidedAt?.milliseconds, visitor.decidedBy, visitor.decisionNote,
                   visitor.checkedInAt?.milliseconds, visitor.checkedOutAt?.milliseconds, visitor.checkpointId,
-                  organizationId, approvalCheckpointId, try nextChangeSeq(), texts.search, texts.lookup])
+                  organizationId, approvalCheckpointId, try nextChangeSeq(), texts.search, texts.lookup, visitor.hostEmail])
     }
 
-    /// Stores the state fields a decision changed (from `previous` to `visitor`), and bumps
-    /// the change sequence that the kiosk's `/expected` feed follows, if the stored status
-    /// is still `previous.status`.
+    /// Stores the fields a change made differ (from `previous` to `visitor`: a decision's
+    /// state, or an edit's details), and bumps the change sequence that the kiosk's
+    /// `/expected` feed follows, if the stored status is still `previous.status`.
     ///
     /// Only the columns that differ are written: SQLite rewrites the entry of every index
     /// that covers a column in the SET list, so naming unchanged columns would dirty index
@@ -100,6 +113,22 @@ struct SQLiteVisitorRepository: VisitorRepository {
         set("checked_in_at", visitor.checkedInAt?.milliseconds, previous.checkedInAt?.milliseconds)
         set("checked_out_at", visitor.checkedOutAt?.milliseconds, previous.checkedOutAt?.milliseconds)
         set("checkpoint_id", visitor.checkpointId, previous.checkpointId)
+        // An edit (PATCH) changes details; a decision never does.
+        set("short_id", visitor.shortId.rawValue, previous.shortId.rawValue)
+        set("name", visitor.name, previous.name)
+        set("email", visitor.email, previous.email)
+        set("phone", visitor.phone, previous.phone)
+        set("company", visitor.company, previous.company)
+        set("purpose", visitor.purpose, previous.purpose)
+        set("host_name", visitor.hostName, previous.hostName)
+        set("host_email", visitor.hostEmail, previous.hostEmail)
+        set("approver_id", visitor.approverId, previous.approverId)
+        set("requires_approval", visitor.requiresApproval, previous.requiresApproval)
+        set("valid_from", visitor.validity.from.milliseconds, previous.validity.from.milliseconds)
+        set("valid_until", visitor.validity.until.milliseconds, previous.validity.until.milliseconds)
+        let (texts, previousTexts) = (Self.searchTexts(visitor), Self.searchTexts(previous))
+        set("search_text", texts.search, previousTexts.search)
+        set("lookup_text", texts.lookup, previousTexts.lookup)
         if let approvalCheckpointId {
             assignments.append("approval_checkpoint_id = ?")
             arguments.append(approvalCheckpointId)
@@ -118,6 +147,10 @@ struct SQLiteVisitorRepository: VisitorRepository {
         var arguments: [any SQLBindable] = []
         if let organization = filter.organizationId { sql += " AND organization_id = ?"; arguments.append(organization) }
         if let status = filter.status { sql += " AND status = ?"; arguments.append(status.rawValue) }
+        if let days = filter.validDuring {
+            sql += " AND valid_until >= ? AND valid_from <= ?"
+            arguments += [days.from.milliseconds, days.until.milliseconds]
+        }
         if let search = filter.search {
             sql += " AND (instr(search_text, ?) > 0"
             arguments.append(search)
@@ -175,7 +208,7 @@ struct SQLiteVisitorRepository: VisitorRepository {
             WHERE organization_id = ? AND change_seq > ? AND valid_until >= ? AND valid_from <= ?
             ORDER BY change_seq LIMIT ?
             """, [organizationId, sequence, day.from.milliseconds, day.until.milliseconds, limit]) {
-            (try Self.record($0).visitor, try $0.int64(25))
+            (try Self.record($0).visitor, try $0.int64(26))
         }
     }
 

@@ -183,5 +183,35 @@ enum Schema {
         -- Ids at or below this were purged: a Last-Event-ID below it gets stream.gap.
         INSERT INTO counters (name, value) VALUES ('events_purged_through', 0);
         """),
+        // Issue 11, the host's side. A visitor's pass page is opened by a token of which only
+        // the SHA-256 is stored (a stolen database file opens no pass page). Mail is a queue
+        // written in the transaction of its cause; `payload` holds what the worker needs to
+        // compose it (an OTP's code, a pass token) and is erased once the mail is sent or
+        // given up. An organization's time zone is NULL until set: the server's `timeZone`.
+        Migration("0003-site", """
+        ALTER TABLE visitors ADD COLUMN host_email TEXT;
+        ALTER TABLE visitors ADD COLUMN pass_token_hash BLOB;
+        CREATE UNIQUE INDEX visitors_pass_token ON visitors(pass_token_hash) WHERE pass_token_hash IS NOT NULL;
+        ALTER TABLE organizations ADD COLUMN time_zone TEXT;
+        ALTER TABLE users ADD COLUMN last_login_at INTEGER;
+        ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE mail_queue (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            organization_id TEXT,
+            kind TEXT NOT NULL CHECK (kind IN ('otp', 'invitation', 'arrival', 'approval', 'test')),
+            recipient TEXT NOT NULL,
+            payload TEXT,
+            status TEXT NOT NULL CHECK (status IN ('queued', 'sent', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            created_at INTEGER NOT NULL,
+            next_attempt_at INTEGER NOT NULL,
+            give_up_at INTEGER NOT NULL,
+            sent_at INTEGER
+        );
+        CREATE INDEX mail_queue_due ON mail_queue(next_attempt_at) WHERE status = 'queued';
+        CREATE INDEX mail_queue_newest ON mail_queue(organization_id, created_at DESC, seq DESC);
+        """),
     ]
 }

@@ -1,0 +1,57 @@
+import Foundation
+import GatePassCore
+
+/// Queuing mail from a request's transaction: the row commits with its cause, or not at all,
+/// and the worker is woken once the commit is done.
+extension GatePassApplication {
+    /// Queues `content` for `recipient`; false (and nothing queued) when mail is off.
+    @discardableResult
+    func queueMail(_ content: MailContent, to recipient: String, organizationId: String?, _ call: Call,
+                   _ tx: any Transaction, giveUpAt: Date? = nil) throws -> Bool {
+        guard mail.isEnabled else { return false }
+        try tx.mail.enqueue(id: newIdentifier(), organizationId: organizationId, recipient: recipient, content: content,
+                            now: call.now, giveUpAt: giveUpAt ?? call.now.addingTimeInterval(MailSettings.retryFor))
+        call.effects.noteQueuedMail()
+        return true
+    }
+
+    /// The mails a visitor event sends: the host's arrival notice (`visitor.arrived`, to
+    /// `hostEmail`) and the approvers' notice (`visitor.awaiting` and walk-ins: to the assigned
+    /// approver, or to every approver of the site when none is assigned).
+    func queueNotices(for kind: EventKind, visitor: Visitor, organizationId: String, _ call: Call,
+                      _ tx: any Transaction) throws {
+        switch kind {
+        case .visitorArrived:
+            if let host = visitor.hostEmail {
+                try queueMail(.arrival(visitorId: visitor.id), to: host, organizationId: organizationId, call, tx)
+            }
+        case .visitorAwaiting, .requestCreated:
+            let approvers: [Profile]
+            if let approverId = visitor.approverId {
+                approvers = try tx.directory.user(id: approverId).map { [$0] } ?? []
+            } else {
+                approvers = try tx.directory.approvers(organizationId: organizationId)
+            }
+            for approver in approvers {
+                try queueMail(.approval(visitorId: visitor.id), to: approver.email, organizationId: organizationId, call, tx)
+            }
+        default:
+            break
+        }
+    }
+
+    /// Gives the visitor a new pass page (the old one stops working) and queues the
+    /// invitation with it; returns the page's address.
+    func queueInvitation(_ visitor: Visitor, organizationId: String, _ call: Call, _ tx: any Transaction) throws -> String {
+        guard mail.isEnabled else {
+            throw APIError.conflict("this server sends no mail: set smtpURL (README \"Mail\")")
+        }
+        guard let email = visitor.email else { throw APIError.conflict("the visitor has no email address") }
+        guard ![.cancelled, .checkedOut, .rejected].contains(visitor.status) else {
+            throw APIError.conflict("the visitor is \(visitor.status.rawValue): no invitation is sent")
+        }
+        let token = try newPassToken(for: visitor.id, tx)
+        try queueMail(.invitation(visitorId: visitor.id, passToken: token), to: email, organizationId: organizationId, call, tx)
+        return composer.passURL(token)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import GatePassCore
+
+/// What a queued mail will say, as the worker needs it to compose the message when it sends
+/// (so an edit made meanwhile is what the visitor reads). Secrets in it (a login code, a pass
+/// page token) leave the database with the payload once the mail is sent or given up.
+enum MailContent: Codable, Sendable, Equatable {
+    /// A login code, to the user's email.
+    case otp(code: String)
+    /// The visitor's invitation: pass PNG, pass page (this token's), calendar entry.
+    case invitation(visitorId: String, passToken: String)
+    /// The host's notice that their visitor checked in.
+    case arrival(visitorId: String)
+    /// An approver's notice that a visitor waits for a decision.
+    case approval(visitorId: String)
+    /// `POST /api/admin/mail/test`.
+    case test
+
+    var kind: MailKind {
+        switch self {
+        case .otp: .otp
+        case .invitation: .invitation
+        case .arrival: .arrival
+        case .approval: .approval
+        case .test: .test
+        }
+    }
+}
+
+/// A mail waiting for its next attempt.
+struct QueuedMail: Sendable, Equatable {
+    var id: String
+    var organizationId: String?
+    var kind: MailKind
+    var recipient: String
+    /// nil when the stored payload is not one this version understands: the worker gives the
+    /// mail up with that error (it never guesses what the mail was to say).
+    var content: MailContent?
+    var attempts: Int
+    var createdAt: Date
+    var giveUpAt: Date
+}
+
+/// The mail queue and log. Rows are written in the transaction of their cause; the worker
+/// alone moves them from `queued` to `sent` or `failed`.
+protocol MailRepository {
+    func enqueue(id: String, organizationId: String?, recipient: String, content: MailContent, now: Date,
+                 giveUpAt: Date) throws
+    /// Mails whose next attempt is due at `now`, soonest first.
+    func due(at now: Date, limit: Int) throws -> [QueuedMail]
+    /// When the soonest queued mail is due, if any is queued.
+    func nextAttemptAt() throws -> Date?
+    func markSent(id: String, at time: Date) throws
+    func markRetry(id: String, error: String, nextAttemptAt: Date) throws
+    /// Gives up on the mail: status failed, payload erased.
+    func markFailed(id: String, error: String, countsAsAttempt: Bool) throws
+    /// Gives up on every queued mail whose time ran out (24 h, or its login code's expiry);
+    /// returns how many.
+    func expire(at now: Date) throws -> Int
+    /// The mail log of an organization (nil: every mail, login codes included), newest first.
+    func list(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(mail: MailSummary, cursor: ListCursor)]
+    /// The stored payload of one mail, nil once erased (what tests of erasure read).
+    func payload(id: String) throws -> String?
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GatePassCore
+import SQLite
+
+struct SQLiteMailRepository: MailRepository {
+    let db: Connection
+
+    func enqueue(id: String, organizationId: String?, recipient: String, content: MailContent, now: Date,
+                 giveUpAt: Date) throws {
+        let payload = String(decoding: try JSONEncoder().encode(content), as: UTF8.self)
+        try db.execute("""
+            INSERT INTO mail_queue (id, organization_id, kind, recipient, payload, status, created_at, next_attempt_at, give_up_at)
+            VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)
+            """, [id, organizationId, content.kind.rawValue, recipient, payload, now.milliseconds, now.milliseconds,
+                  giveUpAt.milliseconds])
+    }
+
+    func due(at now: Date, limit: Int) throws -> [QueuedMail] {
+        try db.query("""
+            SELECT id, organization_id, kind, recipient, payload, attempts, created_at, give_up_at FROM mail_queue
+            WHERE status = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?
+            """, [now.milliseconds, limit]) { row in
+            let content = try row.optionalString(4).flatMap { try? JSONDecoder().decode(MailContent.self, from: Data($0.utf8)) }
+            return QueuedMail(id: try row.string(0), organizationId: try row.optionalString(1),
+                              kind: try row.parsed(2, as: "mail kind", MailKind.init(rawValue:)),
+                              recipient: try row.string(3), content: content, attempts: try row.int(5),
+                              createdAt: try row.date(6), giveUpAt: try row.date(7))
+        }
+    }
+
+    func nextAttemptAt() throws -> Date? {
+        try db.queryFirst("SELECT MIN(next_attempt_at) FROM mail_queue WHERE status = 'queued'", []) { try $0.optionalDate(0) } ?? nil
+    }
+
+    func markSent(id: String, at time: Date) throws {
+        try db.execute("""
+            UPDATE mail_queue SET status = 'sent', payload = NULL, attempts = attempts + 1, last_error = NULL, sent_at = ?
+            WHERE id = ?
+            """, [time.milliseconds, id])
+    }
+
+    func markRetry(id: String, error: String, nextAttemptAt: Date) throws {
+        try db.execute("UPDATE mail_queue SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE id = ?",
+                       [error, nextAttemptAt.milliseconds, id])
+    }
+
+    func markFailed(id: String, error: String, countsAsAttempt: Bool) throws {
+        try db.execute("""
+            UPDATE mail_queue SET status = 'failed', payload = NULL, attempts = attempts + ?, last_error = ? WHERE id = ?
+            """, [countsAsAttempt ? 1 : 0, error, id])
+    }
+
+    func expire(at now: Date) throws -> Int {
+        try db.execute("""
+            UPDATE mail_queue SET status = 'failed', payload = NULL,
+                last_error = COALESCE(last_error || '; ', '') || 'not sent in time, given up'
+            WHERE status = 'queued' AND give_up_at <= ?
+            """, [now.milliseconds])
+    }
+
+    func list(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(mail: MailSummary, cursor: ListCursor)] {
+        var sql = """
+            SELECT id, kind, recipient, status, attempts, last_error, created_at, sent_at, seq FROM mail_queue WHERE 1 = 1
+            """
+        var arguments: [any SQLBindable] = []
+        if let organizationId { sql += " AND organization_id = ?"; arguments.append(organizationId) }
+        KeysetOrder(time: "created_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments) { row in
+            (MailSummary(id: try row.string(0), kind: try row.parsed(1, as: "mail kind", MailKind.init(rawValue:)),
+                         to: try row.string(2), status: try row.parsed(3, as: "mail status", MailStatus.init(rawValue:)),
+                         attempts: try row.int(4), lastError: try row.optionalString(5), createdAt: try row.date(6),
+                         sentAt: try row.optionalDate(7)),
+             ListCursor(time: try row.int64(6), seq: try row.int64(8)))
+        }
+    }
+
+    func payload(id: String) throws -> String? {
+        try db.queryFirst("SELECT payload FROM mail_queue WHERE id = ?", [id]) { try $0.optionalString(0) } ?? nil
+    }
+}
