@@ -237,10 +237,19 @@ struct VisitorEditCommand: GatePassCommand {
         case .cleared: body.approverId = .cleared
         case .unchanged: break
         }
+        // A new window re-issues the pass under a new short id; the one before is read first so
+        // the person is told which pass stopped working.
+        let before = validFrom == nil && validUntil == nil ? nil : try core.online { api, token throws(ClientError) in
+            try api.visitor(token: token, id: id.pathValue)
+        }
         let updated = try core.online { api, token throws(ClientError) in
-            try api.updateVisitor(token: token, id: id.pathValue, body, idempotencyKey: OfficeCommands.idempotencyKey())
+            try api.updateVisitor(token: token, id: (before?.id).map(VisitorReference.id)?.pathValue ?? id.pathValue, body,
+                                  idempotencyKey: OfficeCommands.idempotencyKey())
         }
         try OfficeCommands.show(updated, asJSON: json, site, context)
+        if let before, before.shortId != updated.shortId {
+            context.terminal.err("the pass was re-issued for the new window: the short id is now \(updated.shortId) and \(before.shortId) no longer works; send the new pass with: gatepass visitor invite \(updated.shortId)")
+        }
         return 0
     }
 }

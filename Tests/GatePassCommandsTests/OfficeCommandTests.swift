@@ -108,7 +108,7 @@ import Testing
             #expect(created["validFrom"] as? String == (try instant(zone, 2, 9)))
             #expect(created["validUntil"] as? String == (try instant(zone, 2, 17)))
             let id = try #require(created["id"] as? String)
-            let shortId = try #require(created["shortId"] as? String)
+            var shortId = try #require(created["shortId"] as? String)
 
             let show = gatepass(setup, ["visitor", "show", spelledLoosely(shortId)])
             #expect(show.status == 0, "\(show.err)")
@@ -152,6 +152,13 @@ import Testing
             #expect(edited["validFrom"] as? String == (try instant(zone, 2, 9)))
             #expect(edited["name"] as? String == "Ana Visitor")
             #expect(edited["email"] as? String == "ana@example.com")
+            #expect(edited["id"] as? String == id)
+            // The new window re-issued the pass: a new short id, and the old one is gone.
+            let oldShortId = shortId
+            shortId = try #require(edited["shortId"] as? String)
+            #expect(shortId != oldShortId)
+            #expect(edit.err.contains("the pass was re-issued for the new window: the short id is now \(shortId) and \(oldShortId) no longer works"))
+            #expect(gatepass(setup, ["visitor", "show", oldShortId]).err.contains("NOT_FOUND"))
             let editText = gatepass(setup, ["visitor", "edit", id, "--clear-host-email", "--approver", "approver@demo.gatepass"])
             #expect(editText.status == 0, "\(editText.err)")
             #expect(editText.out.contains("host: Ion Host\n"))
