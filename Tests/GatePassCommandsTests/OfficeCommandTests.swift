@@ -232,7 +232,7 @@ import Testing
     @Test func approveAndRejectTakeShortIdsInAnySpelling() throws {
         try withOwner { setup in
             var shortIds: [String] = []
-            for _ in 0..<2 {
+            for _ in 0..<3 {
                 let shortId = try #require(try addToday(setup, ["--requires-approval"])["shortId"] as? String)
                 let ask = gatepass(setup, ["checkin", shortId, "--confirm-approval"])
                 #expect(ask.out.hasPrefix("AWAITING_APPROVAL"), "\(ask.out) \(ask.err)")
@@ -246,6 +246,14 @@ import Testing
             #expect(try reject.object()["status"] as? String == "REJECTED")
             let shown = try gatepass(setup, ["visitor", "show", shortIds[0], "--json"]).object()
             #expect(shown["decisionNote"] as? String == "expected")
+
+            // An APPROVER decides on its own routes (/api/approver/visitors/:id/approve): a short id there too.
+            _ = try LoopbackHTTPClient(port: setup.server.port).send("POST", "/api/auth/send-otp", json: ["email": "approver@demo.gatepass"])
+            let login = gatepass(setup, ["login", "--email", "approver@demo.gatepass", "--otp", try setup.code("approver@demo.gatepass")])
+            try #require(login.status == 0, "\(login.err)")
+            let byApprover = gatepass(setup, ["approve", spelledLoosely(shortIds[2])])
+            #expect(byApprover.status == 0, "\(byApprover.err)")
+            #expect(byApprover.out == "APPROVED  Tess Today (\(shortIds[2]))")
         }
     }
 
