@@ -75,7 +75,11 @@ enum OfficeCommands {
     final class SiteZone {
         let core: ClientCore
         private var known: TimeZone?
-        init(_ core: ClientCore) { self.core = core }
+        /// - Parameter needed: ask the server now (the zone will be needed), rather than at the first use.
+        init(_ core: ClientCore, needed: Bool = false) throws {
+            self.core = core
+            if needed { known = try OfficeCommands.siteZone(core) }
+        }
         func zone() throws -> TimeZone {
             if let known { return known }
             let fetched = try OfficeCommands.siteZone(core)
@@ -143,7 +147,9 @@ struct VisitorAddCommand: GatePassCommand {
 
     func run(_ context: CommandContext) throws -> Int32 {
         let core = try context.core()
-        let site = OfficeCommands.SiteZone(core)
+        // Everything that can fail is asked before the visitor is created, the zone the text
+        // is shown in included: a failure after it would hide a registration that was made.
+        let site = try OfficeCommands.SiteZone(core, needed: !json)
         var body = visitor
         let times = try OfficeCommands.validity(from: validFrom, until: validUntil, site)
         (body.validFrom, body.validUntil) = times
@@ -227,7 +233,7 @@ struct VisitorEditCommand: GatePassCommand {
 
     func run(_ context: CommandContext) throws -> Int32 {
         let core = try context.core()
-        let site = OfficeCommands.SiteZone(core)
+        let site = try OfficeCommands.SiteZone(core, needed: !json)
         var body = changes
         let times = try OfficeCommands.validity(from: validFrom, until: validUntil, site)
         if let from = times.from { body.validFrom = .set(from) }
@@ -349,7 +355,7 @@ struct VisitorShowCommand: GatePassCommand {
     func run(_ context: CommandContext) throws -> Int32 {
         let core = try context.core()
         let visitor = try core.online { api, token throws(ClientError) in try api.visitor(token: token, id: id.pathValue) }
-        try OfficeCommands.show(visitor, asJSON: json, OfficeCommands.SiteZone(core), context)
+        try OfficeCommands.show(visitor, asJSON: json, try OfficeCommands.SiteZone(core), context)
         return 0
     }
 }

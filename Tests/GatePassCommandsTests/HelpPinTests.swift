@@ -159,17 +159,17 @@ import Testing
         (["walk-in"], #"""
             OVERVIEW: Register a visitor who arrived without a pass; they wait for approval.
 
-            USAGE: gatepass walk-in --name N [--phone P] [--email E] [--company C] [--purpose P] [--host H] [--json]
+            USAGE: gatepass walk-in --name NAME [--phone PHONE] [--email EMAIL] [--company TEXT] [--purpose TEXT] [--host NAME] [--json]
 
             OPTIONS:
-              --name N     The visitor's full name.
-              --phone P    Phone number.
-              --email E    Email.
-              --company C  Company.
-              --purpose P  Purpose of the visit.
-              --host H     Whom they visit.
-              --json       Print the server's JSON answer instead of text.
-              -h, --help   Show help information.
+              --name NAME     The visitor's full name.
+              --phone PHONE   The visitor's phone number.
+              --email EMAIL   The visitor's email.
+              --company TEXT  The visitor's company.
+              --purpose TEXT  The purpose of the visit.
+              --host NAME     Whom they visit.
+              --json          Print the server's JSON answer instead of text.
+              -h, --help      Show help information.
 
             """#),
         (["stats"], #"""
@@ -334,7 +334,7 @@ import Testing
 
             OPTIONS:
               --name NAME          The visitor's full name.
-              --email EMAIL        The visitor's email: where the invitation and pass go.
+              --email EMAIL        The visitor's email.
               --phone PHONE        The visitor's phone number.
               --company TEXT       The visitor's company.
               --purpose TEXT       The purpose of the visit.
@@ -392,7 +392,7 @@ import Testing
 
             OPTIONS:
               --name NAME             The visitor's full name.
-              --email EMAIL           The visitor's email: where the invitation and pass go.
+              --email EMAIL           The visitor's email.
               --clear-email           Remove the visitor's email.
               --phone PHONE           The visitor's phone number.
               --clear-phone           Remove the phone number.

@@ -381,6 +381,25 @@ import Testing
         }
     }
 
+    /// A walk-in takes the same fields with the same rules: a bad value is refused while the
+    /// person is at the gate, never queued to be refused by the server later.
+    @Test func hostileWalkInsAreRefusedAndNeverQueued() throws {
+        try withOwner { setup in
+            let walkIns = Self.refusedRegistrations.filter { arguments, _ in
+                !arguments.contains { ["--invite", "--host-email", "--approver", "--valid-from", "--valid-until", "--requires-approval=yes"].contains($0) }
+            }
+            #expect(walkIns.count > 30)
+            for (arguments, fragment) in walkIns {
+                let walkIn = gatepass(setup, ["walk-in"] + arguments)
+                #expect(walkIn.status == 2, "\(arguments.map { $0.prefix(40) })")
+                #expect(walkIn.err.contains(fragment), "\(arguments.map { $0.prefix(40) }): \(walkIn.err)")
+            }
+            #expect(gatepass(setup, ["outbox", "list"]).out == "the outbox is empty")
+            #expect(gatepass(setup, ["outbox", "dead"]).status == 0)
+            #expect(!gatepass(setup, ["outbox", "dead", "--json"]).out.contains("walk-in"))
+        }
+    }
+
     @Test func listFiltersAreChecked() throws {
         let cases: [([String], String)] = [
             (["--day", "2026-12-32"], "--day must be a day like 2026-12-02"),

@@ -7,7 +7,7 @@ enum VisitorFieldOptions {
     static func name(required: Bool) -> Option<String> {
         text("--name", value: "NAME", maxLength: FieldRules.nameLength, required: required, help: "The visitor's full name.")
     }
-    static let email = address("--email", help: "The visitor's email: where the invitation and pass go.")
+    static let email = address("--email", help: "The visitor's email.")
     static let phone = Option<String>("--phone", value: "PHONE", help: "The visitor's phone number.") {
         (text: String) throws(UsageError) in try checked("--phone") { () throws(FieldRuleViolation) in try FieldRules.phone(text, "--phone") }
     }
