@@ -54,8 +54,9 @@ public enum FieldRules {
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
               !parts[1].hasSuffix("."), !email.contains(where: { $0.isWhitespace }), parts[0].count <= 64,
               parts[0].utf8.count <= 64 * bytesPerCharacter,
-              // Mail headers and SMTP commands carry the address as it is: nothing that could end or split them.
-              !email.contains(where: { "<>\"',;:\\()[]".contains($0) })
+              // Mail headers and SMTP commands carry the address as it is: nothing that could end
+              // or split them (an apostrophe, as in o'brien@, is ordinary address text).
+              !email.contains(where: { "<>\",;:\\()[]".contains($0) })
         else { throw FieldRuleViolation(field: name, message: "\(name) must be an email address like ana@example.com") }
         return email.lowercased()
     }

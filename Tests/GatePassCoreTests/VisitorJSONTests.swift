@@ -7,7 +7,7 @@ import Testing
 @Suite("Visitor JSON")
 struct VisitorJSONTests {
     static let allKeys: Set<String> = [
-        "id", "shortId", "name", "email", "phone", "company", "purpose", "hostName", "approverId",
+        "id", "shortId", "name", "email", "phone", "company", "purpose", "hostName", "hostEmail", "approverId",
         "requiresApproval", "walkIn", "status", "validFrom", "validUntil", "createdAt",
         "approvalRequestedAt", "decidedAt", "decidedBy", "decisionNote", "checkedInAt",
         "checkedOutAt", "checkpointId",

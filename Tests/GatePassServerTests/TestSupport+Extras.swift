@@ -11,7 +11,7 @@ typealias HTTPAnswer = LoopbackHTTPClient.Response
 
 enum Shape {
     static let visitor: Set<String> = [
-        "id", "shortId", "name", "email", "phone", "company", "purpose", "hostName", "approverId",
+        "id", "shortId", "name", "email", "phone", "company", "purpose", "hostName", "hostEmail", "approverId",
         "requiresApproval", "walkIn", "status", "validFrom", "validUntil", "createdAt", "approvalRequestedAt",
         "decidedAt", "decidedBy", "decisionNote", "checkedInAt", "checkedOutAt", "checkpointId",
     ]

@@ -244,28 +244,18 @@ import Testing
         }
     }
 
-    @Test func passIsAnSVGOfTheQRCode() throws {
+    /// The pass's content is checked by decoding it (PassRouteTests); here only the answer's form.
+    @Test func passIsAnSVGDocument() throws {
         try withSite { server, site in
             let visitor = try server.createVisitor(site.ownerToken)
             let pass = try server.get("/api/visitors/\(visitor["id"] as! String)/pass.svg", token: site.ownerToken)
             #expect(pass.status == 200)
             #expect(pass.headers["content-type"]?.hasPrefix("image/svg+xml") == true)
             #expect(pass.text.contains("<svg") && pass.text.contains("</svg>"))
-            // The drawing is the QR code of GP1:<shortId> (at some error-correction level).
-            func modulePath(_ svg: String) -> String? {
-                guard let start = svg.range(of: " d=\"") else { return nil }
-                return String(svg[start.upperBound...].prefix { $0 != "\"" })
-            }
-            let shortId = visitor["shortId"] as! String
-            let drawn = try #require(modulePath(pass.text))
-            let candidates = try [QRCode.ErrorCorrection.low, .medium, .quartile, .high].map {
-                modulePath(try QRCode("GP1:\(shortId)", errorCorrection: $0).svg())
-            }
-            #expect(candidates.contains(drawn))
-            #expect(modulePath(try QRCode(shortId, errorCorrection: .medium).svg()) != drawn)
             let missing = try server.get("/api/visitors/unknown-id/pass.svg", token: site.ownerToken)
             #expect(missing.isError(404, "NOT_FOUND"))
         }
+    }
     }
 
     @Test func adminMeIsTheProfileWithFlags() throws {
