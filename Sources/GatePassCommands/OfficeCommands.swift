@@ -78,7 +78,7 @@ enum OfficeCommands {
         /// - Parameter needed: ask the server now (the zone will be needed), rather than at the first use.
         init(_ core: ClientCore, needed: Bool = false) throws {
             self.core = core
-            if needed { known = try OfficeCommands.siteZone(core) }
+            if needed { _ = try zone() }
         }
         func zone() throws -> TimeZone {
             if let known { return known }
@@ -158,6 +158,7 @@ struct VisitorAddCommand: GatePassCommand {
             try api.createVisitor(token: token, body, idempotencyKey: OfficeCommands.idempotencyKey())
         }
         try OfficeCommands.show(created, asJSON: json, site, context)
+        if body.invite == true, !json { context.terminal.out("invitation queued (see gatepass mail list)") }
         return 0
     }
 }

@@ -138,6 +138,10 @@ import Testing
             #expect(text.status == 0, "\(text.err)")
             #expect(text.out.contains("\(shortId)  Ana Visitor  Acme  host Ion Host  EXPECTED  valid 2027-02-02 09:00–17:00  id \(id)"))
             #expect(gatepass(setup, ["visitor", "list", "--day", "2030-01-01"]).out == "no visitors match")
+            let one = gatepass(setup, ["visitor", "list", "--limit", "1"])
+            #expect(one.out.split(separator: "\n").count == 1)
+            #expect(one.out.hasPrefix(shortId)) // newest registration first
+            #expect(one.err == "more visitors match than the 1 shown; raise --limit (at most 500) or narrow the list")
 
             let edit = gatepass(setup, ["visitor", "edit", spelledLoosely(shortId), "--clear-company", "--clear-approver",
                                         "--no-requires-approval", "--purpose", "Audit", "--valid-until", "2027-02-02 18:30",
@@ -188,10 +192,14 @@ import Testing
         try withOwner { setup in
             let visitor = try addToday(setup, ["--invite"])
             #expect(visitor["email"] as? String == "tess@example.com")
+            let text = gatepass(setup, ["visitor", "add", "--name", "Tom Text", "--email", "tom@example.com", "--invite"])
+            #expect(text.status == 0, "\(text.err)")
+            #expect(text.out.hasSuffix("\ninvitation queued (see gatepass mail list)"))
             let mail = gatepass(setup, ["mail", "list"])
             #expect(mail.status == 0, "\(mail.err)")
             #expect(mail.out.contains("invitation"))
             #expect(mail.out.contains("tess@example.com"))
+            #expect(mail.out.contains("tom@example.com"))
         }
     }
 
