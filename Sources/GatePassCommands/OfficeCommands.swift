@@ -19,13 +19,14 @@ enum OfficeCommands {
         .init("pass", "Save a visitor's pass as a PNG (printable) or SVG file.", VisitorPassCommand.self),
     ]
 
-    /// The organization's time zone: the one site-local times are read and shown in.
-    static func siteZone(_ core: ClientCore) throws -> TimeZone {
+    /// The organization's time zone: the one site-local times are read and shown in, with the
+    /// name the organization gives it (Foundation would call `UTC` "GMT").
+    static func siteZone(_ core: ClientCore) throws -> (zone: TimeZone, name: String) {
         let organization = try core.online { api, token throws(ClientError) in try api.organization(token: token) }
         guard let zone = TimeZone(identifier: organization.timeZone) else {
             throw CommandFailure("the organization's time zone \(organization.timeZone) is not known on this computer; give RFC 3339 times")
         }
-        return zone
+        return (zone, organization.timeZone)
     }
 
     /// A fresh key per run: the server applies a POST that was retried with it only once.
@@ -40,7 +41,7 @@ enum OfficeCommands {
     }
 
     /// Everything about one visitor, a line per field, for a person (text from outside made visible).
-    static func detail(_ visitor: Visitor, in zone: TimeZone) -> String {
+    static func detail(_ visitor: Visitor, in zone: TimeZone, named zoneName: String) -> String {
         func time(_ date: Date?) -> String { date.map { SiteTime.format($0, in: zone) } ?? "-" }
         var status = visitor.status.rawValue
         if visitor.requiresApproval { status += ", approval required" }
@@ -55,7 +56,7 @@ enum OfficeCommands {
         var checkedIn = time(visitor.checkedInAt)
         if visitor.checkedInAt != nil, let checkpoint = visitor.checkpointId { checkedIn += " at checkpoint \(checkpoint)" }
         let rows: [(String, String)] = [
-            ("status", status), ("valid", "\(window(visitor.validity, in: zone)) (\(zone.identifier))"),
+            ("status", status), ("valid", "\(window(visitor.validity, in: zone)) (\(zoneName))"),
             ("email", visitor.email ?? "-"), ("phone", visitor.phone ?? "-"), ("company", visitor.company ?? "-"),
             ("purpose", visitor.purpose ?? "-"), ("host", host), ("approver", visitor.approverId ?? "-"),
             ("created", time(visitor.createdAt)), ("approval asked", time(visitor.approvalRequestedAt)),
@@ -68,19 +69,21 @@ enum OfficeCommands {
 
     /// The visitor as the API shapes it (`--json`), or its detail in the site's time.
     static func show(_ visitor: Visitor, asJSON: Bool, _ site: SiteZone, _ context: CommandContext) throws {
-        context.terminal.out(asJSON ? ClientCommands.json(visitor) : detail(visitor, in: try site.zone()))
+        context.terminal.out(asJSON ? ClientCommands.json(visitor) : detail(visitor, in: try site.zone(), named: try site.name()))
     }
 
     /// The organization's zone, asked of the server once, and only when something needs it.
     final class SiteZone {
         let core: ClientCore
-        private var known: TimeZone?
+        private var known: (zone: TimeZone, name: String)?
         /// - Parameter needed: ask the server now (the zone will be needed), rather than at the first use.
         init(_ core: ClientCore, needed: Bool = false) throws {
             self.core = core
             if needed { _ = try zone() }
         }
-        func zone() throws -> TimeZone {
+        func zone() throws -> TimeZone { try site().zone }
+        func name() throws -> String { try site().name }
+        private func site() throws -> (zone: TimeZone, name: String) {
             if let known { return known }
             let fetched = try OfficeCommands.siteZone(core)
             known = fetched
@@ -325,7 +328,7 @@ struct VisitorListCommand: GatePassCommand {
             context.terminal.out(ClientCommands.json(page))
             return 0
         }
-        let zone = try OfficeCommands.siteZone(core)
+        let zone = try OfficeCommands.siteZone(core).zone
         if page.items.isEmpty {
             context.terminal.out("no visitors match")
         } else {
