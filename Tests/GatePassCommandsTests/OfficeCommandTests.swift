@@ -546,6 +546,21 @@ import Testing
         }
     }
 
+    @Test func aGroupWithoutItsSubcommandShowsItsHelp() {
+        for group in ["visitor", "mail"] {
+            let bare = RecordingTerminal()
+            #expect(GatePassCLI.main(["gatepass", group], terminal: bare, environment: [:]) == 2)
+            #expect(bare.stderr.hasPrefix("OVERVIEW: "))
+            #expect(bare.stderr.contains("SUBCOMMANDS:"))
+            let help = RecordingTerminal()
+            #expect(GatePassCLI.main(["gatepass", group, "help"], terminal: help, environment: [:]) == 0)
+            #expect(help.stdout == bare.stderr)
+            let unknown = RecordingTerminal()
+            #expect(GatePassCLI.main(["gatepass", group, "\u{1B}[2Jfrob"], terminal: unknown, environment: [:]) == 2)
+            #expect(unknown.stderr.hasPrefix("error: unknown subcommand \(group) \\x1b[2Jfrob; one of: "))
+        }
+    }
+
     @Test func officeCommandsNeedALogin() {
         let directory = temporaryPath("no-login")
         defer { try? FileManager.default.removeItem(atPath: directory) }
