@@ -274,7 +274,7 @@ struct VisitorListCommand: GatePassCommand {
         }
         return status
     }
-    static let day = dayOption("--day", help: "Only visitors whose pass is valid on this day (site time).")
+    static let day = dayOption("--day", help: "Only visitors whose pass is valid on this day (site time): a date, today or tomorrow.")
     static let from = dayOption("--from", help: "Only visitors whose pass is valid on or after this day.")
     static let to = dayOption("--to", help: "Only visitors whose pass is valid on or before this day.")
     static let search = VisitorFieldOptions.text("--search", value: "TEXT", maxLength: 100,
@@ -283,20 +283,43 @@ struct VisitorListCommand: GatePassCommand {
     static let configuration = CommandConfiguration(
         name: "gatepass visitor list",
         overview: "List visitors, newest registration first, with their validity in site time (OWNER/ADMIN).",
-        usage: "gatepass visitor list [--status S] [--day YYYY-MM-DD | --from YYYY-MM-DD --to YYYY-MM-DD] [--search TEXT] [--limit N] [--json]",
+        usage: "gatepass visitor list [--status S] [--day DAY | --from DAY --to DAY] [--search TEXT] [--limit N] [--json]",
         options: [status, day, from, to, search, limit, OutputOptions.flag("Print the API's page: {\"items\": [Visitor], \"nextCursor\"}.")],
-        discussion: "Days are calendar days in the organization's time zone; a visitor is listed when the pass is valid at any moment of them. --from or --to alone leaves the other end open.")
+        discussion: "A DAY is a date (2026-12-02), today or tomorrow: a calendar day in the organization's time zone. A visitor is listed when the pass is valid at any moment of it. --from or --to alone leaves the other end open.")
 
-    static func dayOption(_ name: String, help: String) -> Option<LocalDay> {
-        Option(name, value: "YYYY-MM-DD", help: help) { (text: String) throws(UsageError) in
-            guard let day = LocalDay(text) else { throw UsageError("\(name) must be a day like 2026-12-02") }
-            return day
+    /// A day as typed: a date, or one counted from today in the site's zone (known at run time).
+    enum DayChoice: Equatable {
+        case date(LocalDay)
+        case fromToday(Int)
+
+        func day(now: Date, in zone: TimeZone) -> LocalDay {
+            switch self {
+            case .date(let day): return day
+            case .fromToday(let offset):
+                var calendar = Calendar(identifier: .gregorian)
+                calendar.timeZone = zone
+                // Noon of today, so a day that starts at 01:00 (a clock change at midnight) still counts.
+                let noon = calendar.date(bySettingHour: 12, minute: 0, second: 0, of: now) ?? now
+                return LocalDay(containing: calendar.date(byAdding: .day, value: offset, to: noon) ?? noon, in: zone)
+            }
+        }
+    }
+
+    static func dayOption(_ name: String, help: String) -> Option<DayChoice> {
+        Option(name, value: "DAY", help: help) { (text: String) throws(UsageError) in
+            switch text.lowercased() {
+            case "today": return .fromToday(0)
+            case "tomorrow": return .fromToday(1)
+            default:
+                guard let day = LocalDay(text) else { throw UsageError("\(name) must be a day like 2026-12-02, today or tomorrow") }
+                return .date(day)
+            }
         }
     }
 
     var status: VisitorStatus?
-    var from: LocalDay?
-    var to: LocalDay?
+    var from: DayChoice?
+    var to: DayChoice?
     var search: String?
     var limit: Int
     var json: Bool
@@ -316,19 +339,31 @@ struct VisitorListCommand: GatePassCommand {
     }
 
     func validate() throws(UsageError) {
-        if let from, let to, to.description < from.description { throw UsageError("--to (\(to)) is before --from (\(from))") }
+        if case .date(let first)? = from, case .date(let last)? = to, last.description < first.description {
+            throw UsageError("--to (\(last)) is before --from (\(first))")
+        }
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
         let core = try context.core()
+        let site = try OfficeCommands.SiteZone(core, needed: !json)
+        func resolved(_ choice: DayChoice?) throws -> LocalDay? {
+            guard let choice else { return nil }
+            if case .date(let day) = choice { return day }
+            return choice.day(now: context.clock.now(), in: try site.zone())
+        }
+        let (first, last) = (try resolved(from), try resolved(to))
+        if let first, let last, last.description < first.description {
+            throw UsageError("--to (\(last)) is before --from (\(first))")
+        }
         let page = try core.online { api, token throws(ClientError) in
-            try api.visitors(token: token, status: status, search: search, from: from?.description, to: to?.description, limit: limit)
+            try api.visitors(token: token, status: status, search: search, from: first?.description, to: last?.description, limit: limit)
         }
         if json {
             context.terminal.out(ClientCommands.json(page))
             return 0
         }
-        let zone = try OfficeCommands.siteZone(core).zone
+        let zone = try site.zone()
         if page.items.isEmpty {
             context.terminal.out("no visitors match")
         } else {

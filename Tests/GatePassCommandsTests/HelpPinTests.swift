@@ -354,19 +354,19 @@ import Testing
         (["visitor", "list"], #"""
             OVERVIEW: List visitors, newest registration first, with their validity in site time (OWNER/ADMIN).
 
-            USAGE: gatepass visitor list [--status S] [--day YYYY-MM-DD | --from YYYY-MM-DD --to YYYY-MM-DD] [--search TEXT] [--limit N] [--json]
+            USAGE: gatepass visitor list [--status S] [--day DAY | --from DAY --to DAY] [--search TEXT] [--limit N] [--json]
 
             OPTIONS:
-              --status S         Only visitors in this status: EXPECTED, AWAITING_APPROVAL, APPROVED, REJECTED, CHECKED_IN, CHECKED_OUT or CANCELLED.
-              --day YYYY-MM-DD   Only visitors whose pass is valid on this day (site time).
-              --from YYYY-MM-DD  Only visitors whose pass is valid on or after this day.
-              --to YYYY-MM-DD    Only visitors whose pass is valid on or before this day.
-              --search TEXT      Only visitors whose name, email, phone, company or short id contains this text (any case).
-              --limit N          How many visitors (default 50, at most 500).
-              --json             Print the API's page: {"items": [Visitor], "nextCursor"}.
-              -h, --help         Show help information.
+              --status S     Only visitors in this status: EXPECTED, AWAITING_APPROVAL, APPROVED, REJECTED, CHECKED_IN, CHECKED_OUT or CANCELLED.
+              --day DAY      Only visitors whose pass is valid on this day (site time): a date, today or tomorrow.
+              --from DAY     Only visitors whose pass is valid on or after this day.
+              --to DAY       Only visitors whose pass is valid on or before this day.
+              --search TEXT  Only visitors whose name, email, phone, company or short id contains this text (any case).
+              --limit N      How many visitors (default 50, at most 500).
+              --json         Print the API's page: {"items": [Visitor], "nextCursor"}.
+              -h, --help     Show help information.
 
-            Days are calendar days in the organization's time zone; a visitor is listed when the pass is valid at any moment of them. --from or --to alone leaves the other end open.
+            A DAY is a date (2026-12-02), today or tomorrow: a calendar day in the organization's time zone. A visitor is listed when the pass is valid at any moment of it. --from or --to alone leaves the other end open.
 
             """#),
         (["visitor", "show"], #"""

@@ -192,6 +192,26 @@ import Testing
         }
     }
 
+    @Test func todayAndTomorrowAreTheSitesDays() throws {
+        try withOwner { setup in
+            // The server's default window is the site's today.
+            let id = try #require(try addToday(setup)["id"] as? String)
+            func listed(_ arguments: [String]) throws -> [String] {
+                let list = gatepass(setup, ["visitor", "list", "--json", "--limit", "500"] + arguments)
+                try #require(list.status == 0, "\(arguments): \(list.err)")
+                return try list.items().compactMap { $0["id"] as? String }
+            }
+            #expect(try listed(["--day", "today"]).contains(id))
+            #expect(try listed(["--day", "TODAY"]).contains(id))
+            #expect(try !listed(["--day", "tomorrow"]).contains(id))
+            #expect(try listed(["--from", "today", "--to", "tomorrow"]).contains(id))
+            #expect(try !listed(["--from", "tomorrow"]).contains(id))
+            let backwards = gatepass(setup, ["visitor", "list", "--from", "tomorrow", "--to", "today"])
+            #expect(backwards.status == 2)
+            #expect(backwards.err.contains("is before --from"))
+        }
+    }
+
     @Test func addWithInviteQueuesTheInvitation() throws {
         try withOwner { setup in
             let visitor = try addToday(setup, ["--invite"])
@@ -414,8 +434,9 @@ import Testing
 
     @Test func listFiltersAreChecked() throws {
         let cases: [([String], String)] = [
-            (["--day", "2026-12-32"], "--day must be a day like 2026-12-02"),
-            (["--day", "today"], "--day must be a day"),
+            (["--day", "2026-12-32"], "--day must be a day like 2026-12-02, today or tomorrow"),
+            (["--day", "yesterday"], "--day must be a day"),
+            (["--from", "2026-12-02T09:00"], "--from must be a day"),
             (["--day", "2026-12-02", "--from", "2026-12-01"], "--day is one day"),
             (["--from", "2026-12-03", "--to", "2026-12-02"], "--to (2026-12-02) is before --from (2026-12-03)"),
             (["--status", "BOGUS"], "--status must be one of EXPECTED"),
