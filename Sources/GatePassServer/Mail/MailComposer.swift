@@ -68,12 +68,12 @@ struct MailComposer: Sendable {
 
     func passURL(_ token: String) -> String { settings.publicBaseURL.withLock { $0 } + "/p/" + token }
 
-    private func subject(_ visitorId: String, _ mail: QueuedMail, _ tx: any Transaction) throws -> (Visitor, Site) {
+    private func subject(_ visitorId: String, _ mail: QueuedMail, _ tx: any Transaction) throws -> (Visitor, SiteProfile) {
         guard let record = try tx.visitors.find(id: visitorId) else { throw Unsendable(description: "the visitor no longer exists") }
         return (record.visitor, try site(record.organizationId, tx))
     }
 
-    func site(_ organizationId: String, _ tx: any Transaction) throws -> Site {
+    func site(_ organizationId: String, _ tx: any Transaction) throws -> SiteProfile {
         guard let organization = try tx.directory.organization(id: organizationId) else {
             throw Unsendable(description: "the organization no longer exists")
         }
@@ -82,13 +82,13 @@ struct MailComposer: Sendable {
             guard let zone = TimeZone(identifier: name) else {
                 throw APIError.internal("organization \(organization.id) has the unknown time zone \(name)")
             }
-            return Site(organizationId: organization.id, name: organization.name, timeZone: zone, timeZoneName: name)
+            return SiteProfile(organizationId: organization.id, name: organization.name, timeZone: zone, timeZoneName: name)
         }
-        return Site(organizationId: organization.id, name: organization.name, timeZone: serverTimeZone,
+        return SiteProfile(organizationId: organization.id, name: organization.name, timeZone: serverTimeZone,
                     timeZoneName: serverTimeZoneName)
     }
 
-    private func invitation(_ visitor: Visitor, site: Site, passURL: String, to: [MailAddress]) throws -> MailMessage {
+    private func invitation(_ visitor: Visitor, site: SiteProfile, passURL: String, to: [MailAddress]) throws -> MailMessage {
         let validity = visitor.validity.text(in: site.timeZone)
         let host = visitor.hostName.map { "\nYour host: \($0)" } ?? ""
         let text = """
@@ -132,7 +132,7 @@ struct MailComposer: Sendable {
     }
 
     /// An iCalendar (RFC 5545) entry for the visit: times in UTC, text escaped, lines folded.
-    static func calendarEntry(_ visitor: Visitor, site: Site, passURL: String, from organizer: String) -> String {
+    static func calendarEntry(_ visitor: Visitor, site: SiteProfile, passURL: String, from organizer: String) -> String {
         func stamp(_ date: Date) -> String {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
