@@ -43,7 +43,7 @@ public final class OnSiteScreen: ConsoleScreen {
          ("r", "reload the roll")]
     }
 
-    public var siteTime: SiteTime { site.flatMap { SiteTime(zoneNamed: $0.timeZone) } ?? SiteTime(timeZone: fallbackZone) }
+    public var siteTime: SiteClock { site.flatMap { SiteClock(zoneNamed: $0.timeZone) } ?? SiteClock(timeZone: fallbackZone) }
 
     public var selectedVisitor: Visitor? { visitors.indices.contains(selection) ? visitors[selection] : nil }
 

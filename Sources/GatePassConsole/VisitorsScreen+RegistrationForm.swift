@@ -35,7 +35,8 @@ public struct RegistrationForm: Sendable, Equatable {
             case .email, .hostEmail: FieldRules.emailLength
             case .phone: FieldRules.phoneLength
             case .purpose: FieldRules.purposeLength
-            case .validFrom, .validUntil: 16
+            // A site-local time or an RFC 3339 one (the domain's SiteTime reads at most 40 bytes).
+            case .validFrom, .validUntil: 40
             case .approver, .requiresApproval, .invite: 0
             }
         }
@@ -94,8 +95,9 @@ public struct RegistrationForm: Sendable, Equatable {
 
     /// What is wrong with `field` as it stands, in the server's words; nil when nothing is.
     /// The rules are `FieldRules`, the server's own; the dates are the form's (site-local
-    /// `YYYY-MM-DD HH:MM`, both or neither, until after from).
-    public func problem(_ field: Field, siteTime: SiteTime) -> String? {
+    /// `YYYY-MM-DD HH:MM` or RFC 3339, read by the domain's `SiteTime` as the command line reads
+    /// them; both or neither; until after from).
+    public func problem(_ field: Field, siteTime: SiteClock) -> String? {
         do throws(FieldRuleViolation) {
             switch field {
             case .name: _ = try FieldRules.text(text(.name), "name", maxLength: FieldRules.nameLength, required: attempted)
@@ -118,23 +120,25 @@ public struct RegistrationForm: Sendable, Equatable {
         return nil
     }
 
-    private func dateProblem(_ field: Field, siteTime: SiteTime) -> String? {
+    private func dateProblem(_ field: Field, siteTime: SiteClock) -> String? {
         let typed = text(field).trimmingCharacters(in: .whitespaces)
         let other = text(field == .validFrom ? .validUntil : .validFrom).trimmingCharacters(in: .whitespaces)
         if typed.isEmpty {
             return !other.isEmpty && attempted ? "give both valid from and valid until, or neither (today, all day)" : nil
         }
-        guard let date = siteTime.parseMinute(typed) else {
-            return "\(field.label.lowercased()) must be a site-local time like 2026-12-01 09:30"
+        let date: Date
+        switch siteTime.instant(typed, field.label.lowercased()) {
+        case .success(let instant): date = instant
+        case .failure(let failure): return failure.message
         }
-        if field == .validUntil, let from = siteTime.parseMinute(other), date <= from {
+        if field == .validUntil, case .success(let from) = siteTime.instant(other, "valid from"), date <= from {
             return "valid until must be after valid from"
         }
         return nil
     }
 
     /// The registration to send, or the first field at fault.
-    func registration(siteTime: SiteTime) -> Checked {
+    func registration(siteTime: SiteClock) -> Checked {
         var checked = self
         checked.attempted = true
         if let field = Field.allCases.first(where: { checked.problem($0, siteTime: siteTime) != nil }) { return .fault(field) }
@@ -146,7 +150,8 @@ public struct RegistrationForm: Sendable, Equatable {
             name: value(.name) ?? "", email: value(.email)?.lowercased(), phone: value(.phone), company: value(.company),
             purpose: value(.purpose), hostName: value(.hostName), hostEmail: value(.hostEmail)?.lowercased(),
             approverId: chosenApprover?.id, requiresApproval: requiresApproval,
-            validFrom: value(.validFrom).flatMap(siteTime.parseMinute), validUntil: value(.validUntil).flatMap(siteTime.parseMinute),
+            validFrom: value(.validFrom).flatMap { try? siteTime.instant($0, "valid from").get() },
+            validUntil: value(.validUntil).flatMap { try? siteTime.instant($0, "valid until").get() },
             invite: invite))
     }
 }

@@ -67,8 +67,8 @@ public final class VisitorsScreen: ConsoleScreen {
     public var isCapturingText: Bool { searchInput != nil || form != nil }
 
     /// The site's clock, or the terminal's while the site's zone is unknown.
-    public var siteTime: SiteTime {
-        site.flatMap { SiteTime(zoneNamed: $0.timeZone) } ?? SiteTime(timeZone: fallbackZone)
+    public var siteTime: SiteClock {
+        site.flatMap { SiteClock(zoneNamed: $0.timeZone) } ?? SiteClock(timeZone: fallbackZone)
     }
 
     /// What the list asks for now.
@@ -102,7 +102,7 @@ public final class VisitorsScreen: ConsoleScreen {
         do {
             let read = try services.site()
             site = read.value
-            siteProblem = SiteTime(zoneNamed: read.value.timeZone) == nil
+            siteProblem = SiteClock(zoneNamed: read.value.timeZone) == nil
                 ? "The site's time zone \(read.value.timeZone) is unknown here; times are this terminal's." : nil
         } catch {
             siteProblem = "The site's time zone could not be read (\(error.sentence)); times are this terminal's."

@@ -78,7 +78,7 @@ import Testing
         try withWorld { world in
             let services = world.services
             let site = try services.site().value
-            let siteTime = try #require(SiteTime(zoneNamed: site.timeZone), "the server's zone is a zone: \(site.timeZone)")
+            let siteTime = try #require(SiteClock(zoneNamed: site.timeZone), "the server's zone is a zone: \(site.timeZone)")
             #expect(!site.name.isEmpty)
             let approvers = try services.approvers()
             #expect(approvers.contains { $0.email == "approver@demo.gatepass" })

@@ -146,10 +146,11 @@ import Testing
             Fixtures.type("Ana Pop", into: screen)
             focus(.validFrom, on: screen)
             Fixtures.type("2025-06-16 9:00", into: screen)
-            #expect(rows(of: .validFrom, screen).1 == problemRow("valid from must be a site-local time like 2026-12-01 09:30"))
+            #expect(rows(of: .validFrom, screen, width: 200).1 == problemRow(
+                "valid from must be a site-local time like 2026-12-02 09:00 (or 2026-12-02T09:00) or an RFC 3339 time like 2026-12-02T07:00:00Z"))
             _ = screen.handle(.control("u"))
             Fixtures.type("2025-02-30 09:00", into: screen)
-            #expect(rows(of: .validFrom, screen).1.contains("must be a site-local time"), "no 30 February")
+            #expect(rows(of: .validFrom, screen).1 == problemRow("valid from: 2025-02-30 09:00 is not a date and time of the calendar"))
             _ = screen.handle(.control("u"))
             Fixtures.type("2025-06-16 09:00", into: screen)
             #expect(screen.form?.problem(.validFrom, siteTime: screen.siteTime) == nil)
@@ -159,7 +160,8 @@ import Testing
             Fixtures.type("2025-06-16 08:00", into: screen)
             #expect(rows(of: .validUntil, screen).1 == problemRow("valid until must be after valid from"))
             _ = screen.handle(.control("u"))
-            Fixtures.type("2025-06-16 17:30", into: screen)
+            // An RFC 3339 time is taken too, as on the command line: 14:30 UTC is 17:30 there.
+            Fixtures.type("2025-06-16T14:30:00Z", into: screen)
             services.registerResults = [.success(Fixtures.listed(5, name: "Ana Pop"))]
             _ = screen.handle(.control("s"))
             let sent = services.registrations.last?.registration
