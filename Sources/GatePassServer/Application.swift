@@ -59,7 +59,8 @@ public final class GatePassApplication: HTTPResponder {
         passTokenKey = secret.key(for: "pass-page-token")
         self.mail = mail
         self.passes = passes
-        composer = MailComposer(settings: mail, passes: passes, serverTimeZone: configuration.resolvedTimeZone)
+        composer = MailComposer(settings: mail, passes: passes, serverTimeZone: configuration.resolvedTimeZone,
+                               serverTimeZoneName: configuration.timeZone ?? TimeZone.current.identifier)
         mailWorker = MailWorker(store: store, settings: mail, composer: composer, clock: clock, log: logSink)
         pushTestWaits = PushTestWaits(store: store, capacity: configuration.maxPushTestWaits)
         writeProbe = WriteProbe(clock: clock, logSink: logSink) { [store] in

@@ -256,7 +256,6 @@ import Testing
             #expect(missing.isError(404, "NOT_FOUND"))
         }
     }
-    }
 
     @Test func adminMeIsTheProfileWithFlags() throws {
         try withSite { server, site in

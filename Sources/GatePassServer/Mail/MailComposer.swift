@@ -9,7 +9,9 @@ import QRCode
 struct MailComposer: Sendable {
     let settings: MailSettings
     let passes: PassRenderer
+    /// The server's `timeZone` (an organization's own zone wins), with its configured name.
     let serverTimeZone: TimeZone
+    let serverTimeZoneName: String
 
     /// Why a mail cannot be composed: it is given up (the visitor is gone, or not this mail's
     /// subject any more), not retried.
@@ -74,8 +76,15 @@ struct MailComposer: Sendable {
         guard let organization = try tx.directory.organization(id: organizationId) else {
             throw Unsendable(description: "the organization no longer exists")
         }
-        return Site(organizationId: organization.id, name: organization.name,
-                    timeZone: organization.timeZone.flatMap(TimeZone.init(identifier:)) ?? serverTimeZone)
+        if let name = organization.timeZone {
+            // A stored zone this build does not know is an error, never the server's by default.
+            guard let zone = TimeZone(identifier: name) else {
+                throw APIError.internal("organization \(organization.id) has the unknown time zone \(name)")
+            }
+            return Site(organizationId: organization.id, name: organization.name, timeZone: zone, timeZoneName: name)
+        }
+        return Site(organizationId: organization.id, name: organization.name, timeZone: serverTimeZone,
+                    timeZoneName: serverTimeZoneName)
     }
 
     private func invitation(_ visitor: Visitor, site: Site, passURL: String, to: [MailAddress]) throws -> MailMessage {

@@ -7,8 +7,10 @@ struct Site: Sendable, Equatable {
     var organizationId: String
     var name: String
     var timeZone: TimeZone
+    /// The zone's name as configured (Foundation on Linux calls UTC "GMT").
+    var timeZoneName: String
 
-    var organization: Organization { Organization(id: organizationId, name: name, timeZone: timeZone.identifier) }
+    var organization: Organization { Organization(id: organizationId, name: name, timeZone: timeZoneName) }
 }
 
 /// Draws a visitor's pass in its three forms (GatePassPass) from the visitor and the site.
