@@ -220,21 +220,36 @@ import Testing
         }
     }
 
+    /// One path segment after `/p/` that is not a token this server made: the same page as an
+    /// unknown token, from the length and alphabet check alone (nothing is looked up).
     @Test(arguments: [
         String(repeating: "A", count: 42), String(repeating: "A", count: 44), String(repeating: "A", count: 2000),
-        String(repeating: "!", count: 43), String(repeating: "+", count: 43), String(repeating: "/", count: 42) + "A",
-        String(repeating: "A", count: 42) + "=", "..", "%2e%2e", "%2e%2e%2fapi%2fvisitors",
-        "%00" + String(repeating: "A", count: 40), "%FF%FE" + String(repeating: "A", count: 37),
+        String(repeating: "!", count: 43), String(repeating: "+", count: 43), String(repeating: "A", count: 42) + "=",
+        "..", "%2e%2e", "%2e%2e%2fapi%2fvisitors", "%00" + String(repeating: "A", count: 40),
         "%41" + String(repeating: "A", count: 42), "A%0D%0ASet-Cookie:x", String(repeating: "é", count: 43),
-        "?token=" + String(repeating: "A", count: 43),
+        String(repeating: "%C3%A9", count: 43), "%3Cscript%3E" + String(repeating: "A", count: 31),
     ])
     func malformedTokensGetTheNotFoundPage(token: String) throws {
         try withServer { server in
             let unknown = try server.get("/p/" + Base64URL.encode(try SecureRandom.bytes(32)))
             let answer = try server.get("/p/" + token)
-            #expect([404].contains(answer.status), "\(token.prefix(60)): \(answer.status) \(answer.text.prefix(200))")
+            #expect(answer.status == 404, "\(token.prefix(60)): \(answer.status) \(answer.text.prefix(200))")
             #expect(answer.body == unknown.body, "\(token.prefix(60))")
-            #expect(answer.headers["set-cookie"] == nil)
+            #expect(answer.headers["cache-control"] == "no-store" && answer.headers["set-cookie"] == nil)
+        }
+    }
+
+    /// Paths that are no pass page at all (more segments, none, bytes that are not UTF-8) never
+    /// reach the page's handler: the API's own 404 or 400, naming nothing.
+    @Test(arguments: [
+        "/p/" + String(repeating: "/", count: 42) + "A", "/p/?token=" + String(repeating: "A", count: 43), "/p/",
+        "/p/%FF%FE" + String(repeating: "A", count: 37), "/p/A/../../api/visitors",
+    ])
+    func pathsThatAreNoPassPageGetAnErrorNamingNothing(path: String) throws {
+        try withServer { server in
+            let answer = try server.get(path)
+            #expect(answer.isError(404, "NOT_FOUND") || answer.isError(400, "BAD_REQUEST"), "\(path): \(answer.status) \(answer.text)")
+            #expect(!answer.text.contains("visitor\""), "\(answer.text)")
         }
     }
 }

@@ -116,7 +116,7 @@ struct MailComposer: Sendable {
         let calendar = Self.calendarEntry(visitor, site: site, passURL: passURL, from: settings.from.address)
         return MailMessage(from: settings.from, to: to, subject: "Your visitor pass for \(site.name)", text: text, html: html,
                            inline: [InlinePart(contentID: "pass", part: .png(png, filename: "pass-\(visitor.shortId.rawValue).png"))],
-                           attachments: [.calendarRequest(calendar)])
+                           attachments: [.calendar(calendar, method: "PUBLISH")])
     }
 
     /// The short id in two groups of four, as the pass prints it.
@@ -146,6 +146,9 @@ struct MailComposer: Sendable {
             "BEGIN:VEVENT",
             "UID:\(visitor.id)@gatepass",
             "DTSTAMP:\(stamp(visitor.createdAt))",
+            // RFC 5546 §3.2.1: a PUBLISHed event names its organizer: the sender, mailFrom, an
+            // address MailAddress.isValid accepted (no character a property value would escape).
+            "ORGANIZER:mailto:\(organizer)",
             "DTSTART:\(stamp(visitor.validity.from))",
             "DTEND:\(stamp(visitor.validity.until.addingTimeInterval(1)))",
             "SUMMARY:\(icsText("Visit to \(site.name)"))",
