@@ -84,7 +84,8 @@ let package = Package(
         .executableTarget(name: "gatepass-bench",
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassAPI", "GatePassClient",
                                          "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar",
-                                         "GatePassConsole", "GatePassConsoleServices", "CursesTerminal"]),
+                                         "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",
+                                         "GatePassPass", "CMagickWand"]),
 
         // MARK: - Tests
         // What several test targets share: the SMTP sink (smtp_sink.py, python3-aiosmtpd) and the

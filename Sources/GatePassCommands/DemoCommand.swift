@@ -47,6 +47,10 @@ struct DemoCommand: GatePassCommand {
         configuration.database = folder.path + "/server.db"
         configuration.host = "127.0.0.1"
         configuration.port = port
+        // The demo logs in as one role after another: an hour's five codes per address would
+        // run out. Every other OTP rule (30 s between codes, 10 minutes, 5 tries) stays.
+        configuration.otpSendsPerHour = 1_000
+        configuration.mailDirectory = folder.path + "/mail"
         signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit()
         let server: GatePassServer
@@ -60,12 +64,17 @@ struct DemoCommand: GatePassCommand {
         defer { server.stop() }
         let timeZone = configuration.resolvedTimeZone
         let seeded = try DemoData.seed(store: server.store, now: clock.now(), timeZone: timeZone)
-        let passes = try Self.writePasses(seeded, into: folder.path + "/passes")
+        let upcoming = seeded.isEmpty ? [] : try DemoData.seedUpcoming(server: server, now: clock.now(), timeZone: timeZone)
+        // The invitations are written before the summary names them.
+        server.deliverDueMail()
+        let passes = try Self.writePasses(seeded, server: server, into: folder.path + "/passes")
+        let invitations = Self.invitationFiles(in: configuration.mailDirectory!, upcoming: upcoming)
         let arrivals = DemoArrivals(server: server, every: arrivalSeconds, clock: clock, timeZone: timeZone)
         arrivals.start()
         defer { arrivals.stop() }
 
-        terminal.out(Self.summary(server: server.baseURL, folder: folder, passes: passes, arrivalSeconds: arrivalSeconds))
+        terminal.out(Self.summary(server: server.baseURL, folder: folder, passes: passes, invitations: invitations,
+                                  arrivalSeconds: arrivalSeconds))
         var consoleEnvironment = environment
         consoleEnvironment["GATEPASS_STATE_DIR"] = folder.path + "/console"
         let baseURL = server.baseURL
@@ -88,7 +97,7 @@ struct DemoCommand: GatePassCommand {
     /// What the person reads before the console takes the screen (and finds in the
     /// scrollback after quitting).
     static func summary(server: String, folder: DemoFolder, passes: [(label: String, path: String)],
-                        arrivalSeconds: Int) -> String {
+                        invitations: [(label: String, path: String)] = [], arrivalSeconds: Int) -> String {
         var lines = ["Gate Pass demo: server \(server) (development mode: one-time codes are shown)",
                      "demo organization \"\(DemoData.organization)\"; log in as:"]
         for login in DemoData.logins {
@@ -96,14 +105,33 @@ struct DemoCommand: GatePassCommand {
         }
         lines.append("demo passes (open them, or scan them: gatepass scan --image FILE):")
         for pass in passes { lines.append("  \(pass.label): \(pass.path)") }
+        if !invitations.isEmpty {
+            lines.append("invitations mailed to upcoming visitors (development mode writes mail as .eml files):")
+            for invitation in invitations { lines.append("  \(invitation.label): \(invitation.path)") }
+        }
+        lines.append("all mail (login codes, invitations, arrival notices): \(folder.path)/mail")
         lines.append(arrivalSeconds > 0 ? "a new walk-in waits for approval every \(arrivalSeconds) s" : "no walk-ins arrive by themselves")
         lines.append("server log: \(folder.path)/server.log")
         lines.append(folder.isTemporary ? "everything is removed when the console quits (q)" : "data kept in \(folder.path)")
         return lines.joined(separator: "\n")
     }
 
-    /// One PNG per seeded pass, named by what it shows at the gate (`EXPECTED-7K3M…png`).
-    static func writePasses(_ seeded: [String: String], into directory: String) throws -> [(label: String, path: String)] {
+    /// The `.eml` file of each upcoming visitor's invitation (named `invitation-<email>-…`).
+    static func invitationFiles(in folder: String, upcoming: [(name: String, shortId: String)]) -> [(label: String, path: String)] {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+            $0.hasPrefix("invitation-") && $0.hasSuffix(".eml")
+        }.sorted()
+        return upcoming.compactMap { person in
+            let address = person.name.lowercased().replacingOccurrences(of: " ", with: ".") + "@example.com"
+            guard let file = files.first(where: { $0.hasPrefix("invitation-\(address)-") }) else { return nil }
+            return ("\(person.name) \(person.shortId)", folder + "/" + file)
+        }
+    }
+
+    /// One PNG per seeded pass (the printable pass, as `pass.png` draws it), named by what it
+    /// shows at the gate (`EXPECTED-7K3M…png`).
+    static func writePasses(_ seeded: [String: String], server: GatePassServer,
+                            into directory: String) throws -> [(label: String, path: String)] {
         guard !seeded.isEmpty else {
             // The organization existed already (--dir reused): its passes were written then.
             let existing = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".png") }.sorted() ?? []
@@ -118,31 +146,14 @@ struct DemoCommand: GatePassCommand {
         for (label, shortId) in seeded.sorted(by: { $0.key < $1.key }) {
             let path = "\(directory)/\(label)-\(shortId).png"
             do {
-                let image = try passImage(payload: "GP1:\(shortId)")
-                try Data(try image.pngData()).write(to: URL(fileURLWithPath: path))
+                guard let id = ShortID(shortId) else { throw CommandFailure("the demo seed made the short id \(shortId)") }
+                try Data(try server.passPNG(shortId: id)).write(to: URL(fileURLWithPath: path))
             } catch {
                 throw CommandFailure("cannot write the demo pass \(path): \(error)")
             }
             written.append(("\(label) \(shortId)", path))
         }
         return written
-    }
-
-    /// The QR code of `payload`, 8 pixels a module, with the 4-module quiet zone readers need.
-    static func passImage(payload: String, moduleSize: Int = 8) throws -> GreyImage {
-        let code = try QRCode(payload)
-        let quiet = 4
-        let side = (code.width + 2 * quiet) * moduleSize
-        var pixels = [UInt8](repeating: 255, count: side * side)
-        for y in 0..<code.width {
-            for x in 0..<code.width where code.isDark(x: x, y: y) {
-                for row in 0..<moduleSize {
-                    let start = ((y + quiet) * moduleSize + row) * side + (x + quiet) * moduleSize
-                    for column in start..<(start + moduleSize) { pixels[column] = 0 }
-                }
-            }
-        }
-        return GreyImage(width: side, height: side, pixels: pixels)
     }
 }
 

@@ -54,11 +54,17 @@ struct ServeCommand: GatePassCommand {
         }
         terminal.out("listening on \(server.baseURL)")
         if demoData {
-            try DemoData.seed(store: server.store, now: Date(), timeZone: configuration.resolvedTimeZone)
+            let seeded = try DemoData.seed(store: server.store, now: Date(), timeZone: configuration.resolvedTimeZone)
+            if !seeded.isEmpty {
+                try DemoData.seedUpcoming(server: server, now: Date(), timeZone: configuration.resolvedTimeZone)
+            }
             Self.printDemoLogins(baseURL: server.baseURL, devMode: devMode, terminal: terminal)
         }
-        if !devMode && configuration.otpDeliveryCommand == nil {
-            terminal.err("warning: no otpDeliveryCommand is configured, so one-time codes reach nobody; set it in the configuration or run with --dev")
+        if !devMode && configuration.otpDeliveryCommand == nil && configuration.smtpURL == nil {
+            terminal.err("warning: neither smtpURL nor otpDeliveryCommand is configured, so one-time codes reach nobody; set one in the configuration or run with --dev")
+        }
+        if let folder = server.mailFolder {
+            terminal.out("development mode without smtpURL: mail is written as .eml files to \(folder)")
         }
         termination.wait()
         terminal.err("stopping: finishing requests in flight")

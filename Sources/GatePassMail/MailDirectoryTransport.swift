@@ -9,10 +9,17 @@ public struct MailDirectoryTransport: MailTransport {
 
     public init(directory: String) { self.directory = directory }
 
-    /// Where `mail` is (or will be) written: its Message-ID made safe for a file name.
+    /// Where `mail` is (or will be) written: its label and Message-ID, made safe for a file
+    /// name (ASCII letters, digits, `@ . _ -`; nothing that could leave the folder).
     public func path(for mail: OutgoingMail) -> String {
-        let name = mail.messageID.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-") }
-        return directory + "/" + String(String.UnicodeScalarView(name)) + ".eml"
+        func safe(_ text: String) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.filter {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "@._-".unicodeScalars.contains($0))
+            }))
+        }
+        let id = safe(String(mail.messageID.prefix { $0 != "@" }))
+        let label = mail.label.map { String(safe($0).drop { $0 == "." }.prefix(100)) + "-" } ?? ""
+        return directory + "/" + label + id + ".eml"
     }
 
     public func send(_ mail: OutgoingMail) throws {

@@ -111,6 +111,8 @@ public struct OutgoingMail: Sendable, Equatable {
     public var messageID: String
     /// The whole message, CRLF line ends, 7-bit ASCII.
     public var bytes: [UInt8]
+    /// Not sent: what an `.eml` folder names the file by (`invitation-ana@example.com`).
+    public var label: String?
 
     public init(envelopeFrom: String, recipients: [String], messageID: String, bytes: [UInt8]) {
         self.envelopeFrom = envelopeFrom

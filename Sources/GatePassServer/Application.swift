@@ -7,15 +7,18 @@ import Synchronization
 
 /// The Gate Pass API: everything between a parsed HTTP request and its response.
 ///
-/// Order of work for each request: body limit → route → credential → permission table →
-/// handler (GETs on a reader connection; POSTs in a durable write transaction, with
-/// idempotency recorded in the same transaction) → metrics and one log line.
+/// Order of work for each request: CORS preflight → body limit → route → credential →
+/// permission table → handler (GETs on a reader connection; POSTs in a durable write
+/// transaction, with idempotency recorded in the same transaction) → CORS headers, metrics
+/// and one log line.
 public final class GatePassApplication: HTTPResponder {
     public let configuration: ServerConfiguration
     let store: ServerDatabase
     let clock: any WallClock
     let logSink: any LogSink
     let signer: TokenSigner
+    let ticketSigner: EventTicketSigner
+    let crossOrigin: CrossOriginPolicy
     let otp: OneTimePasswords
     let metrics = Metrics()
     let statsCache = StatsCache()
@@ -49,6 +52,8 @@ public final class GatePassApplication: HTTPResponder {
         self.logSink = logSink
         self.devMode = devMode
         signer = TokenSigner(secret: secret)
+        ticketSigner = EventTicketSigner(secret: secret)
+        crossOrigin = CrossOriginPolicy(configured: configuration.corsOrigins)
         otp = OneTimePasswords(
             rules: .init(lifetimeSeconds: configuration.otpLifetimeSeconds, maxWrongTries: configuration.otpMaxWrongTries,
                          sendsPerHour: configuration.otpSendsPerHour,
@@ -110,15 +115,16 @@ public final class GatePassApplication: HTTPResponder {
         }
     }
 
-    /// Metrics and the log line of one answered request.
+    /// CORS headers, metrics and the log line of one answered request: every answer passes here.
     private func finish(_ request: HTTPRequest, _ response: HTTPResponse, routeName: String,
                         started: ContinuousClock.Instant) -> HTTPResponse {
+        let response = crossOrigin.decorate(response, for: request)
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.recordRequest(route: routeName, status: response.status, seconds: seconds)
-        // The route pattern is logged, never the raw path or query: they may carry emails,
-        // and no token, OTP or body is ever written. The method is the client's own text
-        // (an unmatched route's may be anything): shown visibly and cut short.
+        // The route pattern is logged, never the raw path or query: they may carry emails or
+        // an event ticket, and no token, ticket, OTP or body is ever written. The method is
+        // the client's own text (an unmatched route's may be anything): shown visibly and cut short.
         let tenths = Int((seconds * 10_000).rounded())
         logSink.log("\(VisibleLineLog.field(request.method)) \(routeName) \(response.status) \(tenths / 10).\(tenths % 10)ms")
         return response
@@ -129,6 +135,10 @@ public final class GatePassApplication: HTTPResponder {
                         later: @escaping @Sendable (HTTPResponse, String) -> Void) throws -> HTTPResponse? {
         if let malformation = request.malformation {
             throw APIError.badRequest("malformed request: \(malformation)")
+        }
+        if let preflight = crossOrigin.preflightAnswer(request, methods: router.methods(segments:)) {
+            routeName = "(preflight)"
+            return preflight
         }
         let match = router.match(method: request.method, segments: request.pathSegments)
         if case .found(let route, _) = match { routeName = route.endpoint.pathPattern }
@@ -163,30 +173,47 @@ public final class GatePassApplication: HTTPResponder {
         case .sessionless(let handler):
             return try handler(self, request)
         case .deferred(let handler):
-            let principal = try store.read { tx in try authenticate(request, now: now, tx) }
+            let principal = try store.read { tx in try authenticate(request, endpoint, now: now, tx) }
             try handler(self, try authorized(principal)) { later($0, name) }
             return nil
         case .write(let handler):
-            let principal = try store.read { tx in try authenticate(request, now: now, tx) }
+            let principal = try store.read { tx in try authenticate(request, endpoint, now: now, tx) }
             try runWrite(try authorized(principal), handler) { later($0, name) }
             return nil
         case .read(let handler):
             // A GET borrows one reader for both the session check and the answer.
-            return try store.read { tx in try handler(self, try authorized(try authenticate(request, now: now, tx)), tx) }
+            return try store.read { tx in try handler(self, try authorized(try authenticate(request, endpoint, now: now, tx)), tx) }
         }
     }
 
-    /// The principal behind `Authorization: Bearer …`, nil without the header.
-    /// A header with a bad, expired or revoked token is 401 even on public routes: a client
-    /// that sends a credential should learn at once that it is dead.
-    private func authenticate(_ request: HTTPRequest, now: Date, _ tx: any Transaction) throws -> Principal? {
-        guard let header = request.header("authorization") else { return nil }
-        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            throw APIError.unauthorized("the Authorization header must be: Bearer <token>")
-        }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        guard let claims = signer.verify(token), claims.expiresAt > Int64(now.timeIntervalSince1970) else {
-            throw APIError.unauthorized("the token is invalid or expired; log in again")
+    /// The principal behind `Authorization: Bearer …`, or behind `?ticket=` on the event
+    /// stream; nil without either. A bad, expired or revoked credential is 401 even on public
+    /// routes: a client that sends one should learn at once that it is dead. A ticket opens
+    /// nothing but `GET /api/events` (401 elsewhere), and is never a bearer token.
+    private func authenticate(_ request: HTTPRequest, _ endpoint: Endpoint, now: Date,
+                              _ tx: any Transaction) throws -> Principal? {
+        let claims: TokenClaims
+        if let ticket = request.query["ticket"] {
+            guard endpoint == .eventsStream else {
+                throw APIError.unauthorized("an event ticket opens \(Endpoint.eventsStream.name) only")
+            }
+            guard request.header("authorization") == nil else {
+                throw APIError.badRequest("send an event ticket or an Authorization header, not both")
+            }
+            guard let verified = ticketSigner.verify(ticket), verified.expiresAt > Int64(now.timeIntervalSince1970) else {
+                throw APIError.unauthorized("the event ticket is invalid or its session has ended; log in again")
+            }
+            claims = verified
+        } else {
+            guard let header = request.header("authorization") else { return nil }
+            guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+                throw APIError.unauthorized("the Authorization header must be: Bearer <token>")
+            }
+            let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+            guard let verified = signer.verify(token), verified.expiresAt > Int64(now.timeIntervalSince1970) else {
+                throw APIError.unauthorized("the token is invalid or expired; log in again")
+            }
+            claims = verified
         }
         guard let principal = try Sessions.principal(for: claims, now: now, tx) else {
             throw APIError.unauthorized("the session has ended; log in again")

@@ -69,7 +69,8 @@ public enum DemoData {
                     id: newIdentifier(), shortId: ShortID.random(using: &generator), name: seed.name,
                     email: seed.name.lowercased().replacingOccurrences(of: " ", with: ".") + "@example.com",
                     phone: "+40 700 000 \(String(format: "%03d", index))", company: seed.company, purpose: "Meeting",
-                    hostName: "Olivia Owner", approverId: seed.approver, requiresApproval: seed.requiresApproval,
+                    hostName: "Olivia Owner", hostEmail: "owner@demo.gatepass", approverId: seed.approver,
+                    requiresApproval: seed.requiresApproval,
                     walkIn: seed.walkIn, status: seed.status, validity: today, createdAt: at.addingTimeInterval(-600))
                 switch seed.status {
                 case .awaitingApproval: visitor.approvalRequestedAt = at
@@ -101,6 +102,45 @@ public enum DemoData {
             }
             return created
         }
+    }
+
+    /// Visitors expected on the next days, each invited by mail (in `--dev`, `.eml` files in
+    /// the mail folder). For a freshly seeded demo organization; returns name and short id of
+    /// each, in the order they come.
+    @discardableResult
+    public static func seedUpcoming(server: GatePassServer, now: Date, timeZone: TimeZone) throws -> [(name: String, shortId: String)] {
+        let application = server.application
+        let effects = GatePassApplication.CommitEffects()
+        let upcoming = try server.store.write { tx -> [(name: String, shortId: String)] in
+            guard let organizationId = try tx.directory.organizationId(named: organization) else { return [] }
+            let approver = try tx.directory.user(email: "approver@demo.gatepass")?.id
+            let people: [(name: String, company: String, days: Int, hours: ClosedRange<Int>, needsApproval: Bool)] = [
+                ("Sofia Lungu", "Acme Logistics", 1, 9...11, false),
+                ("Tudor Cazacu", "Northwind", 1, 14...16, true),
+                ("Raluca Enache", "Contoso", 2, 10...12, false),
+            ]
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = timeZone
+            var made: [(name: String, shortId: String)] = []
+            for person in people {
+                let day = calendar.date(byAdding: .day, value: person.days, to: calendar.startOfDay(for: now))!
+                let from = calendar.date(bySettingHour: person.hours.lowerBound, minute: 0, second: 0, of: day)!
+                let until = calendar.date(bySettingHour: person.hours.upperBound, minute: 0, second: 0, of: day)!
+                let visitor = try tx.visitors.insertWithFreshShortID(organizationId: organizationId) { shortId in
+                    Visitor(id: newIdentifier(), shortId: shortId, name: person.name,
+                            email: person.name.lowercased().replacingOccurrences(of: " ", with: ".") + "@example.com",
+                            company: person.company, purpose: "Meeting", hostName: "Olivia Owner",
+                            hostEmail: "owner@demo.gatepass", approverId: person.needsApproval ? approver : nil,
+                            requiresApproval: person.needsApproval, validity: ValidityWindow(from: from, until: until),
+                            createdAt: now)
+                }
+                _ = try application.queueInvitation(visitor, organizationId: organizationId, now: now, effects: effects, tx)
+                made.append((visitor.name, visitor.shortId.rawValue))
+            }
+            return made
+        }
+        if effects.queuedMail { application.mailWorker.wake() }
+        return upcoming
     }
 
     /// Names for the walk-ins `addArrival` makes, in turn.

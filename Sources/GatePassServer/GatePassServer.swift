@@ -1,5 +1,6 @@
 import Foundation
 import GatePassCore
+import GatePassMail
 import GatePassPass
 import HTTPServer
 
@@ -76,6 +77,22 @@ public final class GatePassServer: @unchecked Sendable {
             if !logsToStandardError { FileHandle.standardError.write(Data((TerminalText.visible(line) + "\n").utf8)) }
         }
     }
+
+    /// The printable pass of the visitor with this short id, as `pass.png` draws it (the demo's pass files).
+    public func passPNG(shortId: ShortID) throws -> [UInt8] {
+        let (visitor, site) = try store.read { tx -> (Visitor, Site) in
+            guard let record = try tx.visitors.find(shortId: shortId) else { throw APIError.notFound("visitor") }
+            return (record.visitor, try application.site(record.organizationId, tx))
+        }
+        return try application.passes.png(visitor, site: site)
+    }
+
+    /// Sends the mail that is due, on the caller's thread; returns how many mails it handled.
+    @discardableResult
+    public func deliverDueMail() -> Int { application.mailWorker.deliverDue() }
+
+    /// The folder `--dev` writes mail to as `.eml` files, when that is where mail goes.
+    public var mailFolder: String? { (application.mail.transport as? MailDirectoryTransport)?.directory }
 
     /// Connections refused at the per-address cap and closed for a deadline so far.
     public var httpGuardCounters: (refusedAtCap: Int, closedForDeadline: Int) { http.guardCounters }

@@ -67,6 +67,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var maxPushTestWaits: Int = 32
     /// An `otpDeliveryCommand` still running after this long is killed (and logged).
     public var otpDeliveryTimeoutSeconds: Int = 10
+    /// Web origins (`scheme://host[:port]`) whose pages may call `/api/*` from a browser
+    /// (api.md "Browser clients"); none by default.
+    public var corsOrigins: [String] = []
     /// The SMTP relay: `smtp://host:port` (STARTTLS required unless the host is loopback) or
     /// `smtps://host:port`. Without it mail is off (with `--dev`: written to `mailDirectory`).
     public var smtpURL: String?
@@ -90,7 +93,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case bodyLimitBytes, threads, idempotencyRetentionHours, sqliteSynchronous, metricsToken, timeZone
         case eventRetentionHours, eventPingSeconds, pushFailAfterSeconds, maxConnections
         case maxConnectionsPerIP, trustedProxies, headerTimeoutSeconds, bodyTimeoutSeconds, keepAliveTimeoutSeconds
-        case maxPushTestWaits, otpDeliveryTimeoutSeconds
+        case maxPushTestWaits, otpDeliveryTimeoutSeconds, corsOrigins
         case sqliteBusyTimeoutMilliseconds
         case smtpURL, smtpUsername, smtpPasswordFile, smtpCAFile, mailFrom, publicBaseURL, mailDirectory
     }
@@ -129,6 +132,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         keepAliveTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .keepAliveTimeoutSeconds) ?? d.keepAliveTimeoutSeconds
         maxPushTestWaits = try c.decodeIfPresent(Int.self, forKey: .maxPushTestWaits) ?? d.maxPushTestWaits
         otpDeliveryTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .otpDeliveryTimeoutSeconds) ?? d.otpDeliveryTimeoutSeconds
+        corsOrigins = try c.decodeIfPresent([String].self, forKey: .corsOrigins) ?? d.corsOrigins
         smtpURL = try c.decodeIfPresent(String.self, forKey: .smtpURL)
         smtpUsername = try c.decodeIfPresent(String.self, forKey: .smtpUsername)
         smtpPasswordFile = try c.decodeIfPresent(String.self, forKey: .smtpPasswordFile)
@@ -189,6 +193,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require((1...600).contains(otpDeliveryTimeoutSeconds), "otpDeliveryTimeoutSeconds must be between 1 and 600")
         try require(timeZone.map { TimeZone(identifier: $0) != nil } ?? true,
                     "timeZone must be an IANA zone such as Europe/Bucharest")
+        for origin in corsOrigins { _ = try WebOrigin(configured: origin) }
         if let smtpURL {
             let parsed = URLComponents(string: smtpURL)
             try require(["smtp", "smtps"].contains(parsed?.scheme?.lowercased() ?? "") && !(parsed?.host ?? "").isEmpty

@@ -31,10 +31,10 @@ struct Options: Sendable {
 /// parser and `--help`; every scenario accepts all of them (each uses its own, see the help).
 enum BenchCommandLine {
     static let scenario = Argument<String>(
-        "SCENARIO", missing: "missing scenario: run gatepass-bench server (or outbox, events, scanner, console)",
-        help: "server, outbox, scanner, events or console (see below).") { (text: String) throws(UsageError) in
-        guard ["server", "outbox", "events", "scanner", "console"].contains(text) else {
-            throw UsageError("unknown scenario \(text); the scenarios are: server, outbox, events, scanner, console")
+        "SCENARIO", missing: "missing scenario: run gatepass-bench server (or outbox, events, scanner, passes, console)",
+        help: "server, outbox, scanner, events, passes or console (see below).") { (text: String) throws(UsageError) in
+        guard ["server", "outbox", "events", "scanner", "passes", "console"].contains(text) else {
+            throw UsageError("unknown scenario \(text); the scenarios are: server, outbox, events, scanner, passes, console")
         }
         return text
     }
@@ -76,7 +76,8 @@ enum BenchCommandLine {
     static let frames = Option<Int>("--frames", value: "N", in: 1...10_000_000, help: "scanner: frames for the RSS check (default 100000).")
     static let distinct = Option<Int>("--distinct", value: "N", in: 30...10_000, help: "scanner: distinct frames drawn (default 300).")
     static let rounds = Option<Int>("--rounds", value: "R", in: 1...1000, help: "scanner: decode rounds (default 5).")
-    static let passes = Option<Int>("--passes", value: "K", in: 1...100_000, help: "scanner: passes the kiosk checks in (default 200).")
+    static let passes = Option<Int>("--passes", value: "K", in: 1...100_000,
+                                    help: "scanner: passes the kiosk checks in; passes: renders of each form (default 200).")
     static let json = Flag("--json", help: "Print the report as one JSON object on stdout (progress still goes to stderr).")
 
     static let configuration = CommandConfiguration(
@@ -90,6 +91,7 @@ enum BenchCommandLine {
                                           [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
                    gatepass-bench events [--subscribers N,N...] [--events K] [--rate R] [--anchor A]
                                          [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
+                   gatepass-bench passes [--passes K] [--json]
                    gatepass-bench console [--pending N] [--repeats N] [--startups N] [--logins N] [--json]
             """,
         arguments: [scenario.spec],
@@ -127,6 +129,12 @@ enum BenchCommandLine {
     same check-ins (--anchor A of each kind, default 200) with no subscriber, and a fan-out floor
     (the same reader fed by one thread writing frames of the same size to N plain loopback sockets).
     Goal: p99 under 50 ms at 1,000 subscribers (paced).
+
+    passes: draws one realistic visitor pass --passes K times in each form (default 200): the SVG,
+    the 1240x1748 PNG (MagickWand) and the HTML page, interleaved with the anchor, ImageMagick
+    encoding a blank PNG of the same size (the floor of the PNG form); then, on an in-process
+    server, GET /api/visitors/:id/pass.png against GET /api/healthz on one connection. Reports
+    p50 (and p95 for the PNG) and the PNG's ratio to the anchor.
 
     outbox: queues --entries check-ins (default 10000) in a client's outbox while the server
     is down, starts the server, and times one drain to empty; reports the enqueue cost per

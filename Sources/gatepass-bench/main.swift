@@ -37,7 +37,9 @@ func scannerToken(loginToken: String, port: UInt16) throws -> String {
 
 /// Creates `count` visitors through POST /api/visitors with `connections` concurrent
 /// clients (concurrent writes share group commits). Every pass is EXPECTED, needs no
-/// approval and is valid from an hour ago to a day from now. Returns their short ids.
+/// approval and is valid from an hour ago to a day from now; each has a host email, so each
+/// check-in also queues the host's arrival mail (sent by the mail worker meanwhile, in dev
+/// mode to `.eml` files). Returns their short ids.
 func seedVisitors(count: Int, startingAt first: Int, port: UInt16, token: String, connections: Int) throws -> [String] {
     final class Next: Sendable { let value = Atomic<Int>(0) }
     let next = Next()
@@ -56,7 +58,8 @@ func seedVisitors(count: Int, startingAt first: Int, port: UInt16, token: String
             let number = first + n
             let body = #"{"name":"Bench Visitor \#(number)","company":"Company \#(number % 97)","#
                 + #""email":"visitor\#(number)@bench.example","phone":"+40 7\#(String(format: "%08d", number))","#
-                + #""purpose":"Benchmark","hostName":"Olivia Owner","validFrom":"\#(validFrom)","validUntil":"\#(validUntil)"}"#
+                + #""purpose":"Benchmark","hostName":"Olivia Owner","hostEmail":"host\#(number % 13)@bench.example","#
+                + #""validFrom":"\#(validFrom)","validUntil":"\#(validUntil)"}"#
             do {
                 let response = try http.send("POST", Endpoint.visitorsCreate.path(), headers: headers, body: Array(body.utf8))
                 guard response.status == 201, let shortId = response.json?["shortId"] as? String else {
@@ -210,6 +213,17 @@ func benchMain() -> Int32 {
                 print(String(decoding: try encoder.encode(report), as: UTF8.self))
             } else {
                 printScannerReport(report)
+            }
+            return 0
+        }
+        if options.scenario == "passes" {
+            let report = try runPassScenario(options)
+            if options.json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } else {
+                printPassReport(report)
             }
             return 0
         }

@@ -10,30 +10,62 @@ import Testing
 @Suite(.serialized) struct DemoCommandTests {
     final class Log: LogSink { func log(_ line: String) {} }
 
-    @Test func aDemoPassScansAsItsShortId() throws {
-        let image = try DemoCommand.passImage(payload: "GP1:7K3MZ9QD")
-        let decoded = try image.pixels.withUnsafeBytes { bytes in
-            try QRDecoder().decode(FrameView(width: image.width, height: image.height, luma: bytes, index: 0))
-        }
-        #expect(decoded.texts == ["GP1:7K3MZ9QD"])
+    /// A demo server in a temporary folder (development mode: mail goes to `<folder>/mail`).
+    private func withDemoServer(_ body: (GatePassServer, String) throws -> Void) throws {
+        let directory = temporaryPath("demo-server")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ServerConfiguration()
+        configuration.database = directory + "/server.db"
+        configuration.port = 0
+        configuration.mailDirectory = directory + "/mail"
+        let server = try GatePassServer(configuration: configuration, devMode: true, logSink: Log())
+        defer { server.stop() }
+        try body(server, directory)
     }
 
+    /// The demo passes are the printable passes of the API (1240 × 1748), and scan back as
+    /// their short ids.
     @Test func passesAreWrittenAsPNGsThatScanBack() throws {
-        let directory = temporaryPath("demo-passes")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let written = try DemoCommand.writePasses(["EXPECTED": "7K3MZ9QD", "REJECTED": "AB12CD34"], into: directory)
-        #expect(written.map(\.label) == ["EXPECTED 7K3MZ9QD", "REJECTED AB12CD34"])
-        for (pass, shortId) in zip(written, ["7K3MZ9QD", "AB12CD34"]) {
-            let bytes = try #require(FileManager.default.contents(atPath: pass.path))
-            #expect(Array(bytes.prefix(4)) == [0x89, 0x50, 0x4E, 0x47], "a PNG file")
-            let image = try GreyImage(contentsOf: pass.path)
-            let decoded = try image.pixels.withUnsafeBytes { bytes in
-                try QRDecoder().decode(FrameView(width: image.width, height: image.height, luma: bytes, index: 0))
+        try withDemoServer { server, directory in
+            let seeded = try DemoData.seed(store: server.store, now: Date(), timeZone: .current)
+            let chosen = seeded.filter { ["EXPECTED", "REJECTED"].contains($0.key) }
+            let written = try DemoCommand.writePasses(chosen, server: server, into: directory + "/passes")
+            #expect(written.map(\.label) == ["EXPECTED \(chosen["EXPECTED"]!)", "REJECTED \(chosen["REJECTED"]!)"])
+            for (pass, shortId) in zip(written, [chosen["EXPECTED"]!, chosen["REJECTED"]!]) {
+                let bytes = try #require(FileManager.default.contents(atPath: pass.path))
+                #expect(Array(bytes.prefix(4)) == [0x89, 0x50, 0x4E, 0x47], "a PNG file")
+                let image = try GreyImage(contentsOf: pass.path)
+                #expect(image.width == 1240 && image.height == 1748)
+                let decoded = try image.pixels.withUnsafeBytes { bytes in
+                    try QRDecoder().decode(FrameView(width: image.width, height: image.height, luma: bytes, index: 0))
+                }
+                #expect(decoded.texts == ["GP1:\(shortId)"])
             }
-            #expect(decoded.texts == ["GP1:\(shortId)"])
+            // A second run over the same folder (the organization exists: nothing seeded) lists them.
+            #expect(try DemoCommand.writePasses([:], server: server, into: directory + "/passes").map(\.label)
+                    == ["EXPECTED-\(chosen["EXPECTED"]!)", "REJECTED-\(chosen["REJECTED"]!)"])
         }
-        // A second run over the same folder (the organization exists: nothing seeded) lists them.
-        #expect(try DemoCommand.writePasses([:], into: directory).map(\.label) == ["EXPECTED-7K3MZ9QD", "REJECTED-AB12CD34"])
+    }
+
+    /// Upcoming visitors are invited by mail; in development mode each invitation is an
+    /// `.eml` file (0600) that the summary names.
+    @Test func upcomingVisitorsGetInvitationFiles() throws {
+        try withDemoServer { server, directory in
+            try DemoData.seed(store: server.store, now: Date(), timeZone: .current)
+            let upcoming = try DemoData.seedUpcoming(server: server, now: Date(), timeZone: .current)
+            #expect(upcoming.count == 3)
+            #expect(server.deliverDueMail() == 3)
+            let files = DemoCommand.invitationFiles(in: directory + "/mail", upcoming: upcoming)
+            #expect(files.map(\.label) == upcoming.map { "\($0.name) \($0.shortId)" })
+            for file in files {
+                let text = try String(contentsOfFile: file.path, encoding: .utf8)
+                #expect(text.contains("Subject: Your visitor pass for Demo Site"))
+                #expect(text.contains("Content-Type: image/png") && text.contains("Content-Type: text/calendar"))
+                var info = stat()
+                #expect(stat(file.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            }
+        }
     }
 
     @Test func anArrivalWaitsForApprovalWithItsEvent() throws {

@@ -79,6 +79,8 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
 
         // The stream's status line and headers only (the body never ends); PLATFORM_ADMIN gets an empty stream.
         .eventsStream:                  [200,  200,  200,  200,  200,  200,  401,  401,  200,  200,  200],
+        // Any token: the ticket opens that token's own stream.
+        .eventsTicket:                  [201,  201,  201,  201,  201,  201,  401,  401,  201,  201,  201],
         .notificationsList:             [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403],
         // The cell's notification is the first organization's walk-in: another organization gets 404.
         .notificationsRead:             [200,  200,  200,  200,  403,  403,  401,  401,  404,  404,  403],
@@ -231,6 +233,7 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         case .healthz: return ("GET", "/api/healthz", nil)
         case .metrics: return ("GET", "/metrics", nil)
         case .eventsStream: return ("GET", "/api/events", nil)
+        case .eventsTicket: return ("POST", "/api/events/ticket", [String: Any]())
         case .notificationsList: return ("GET", "/api/notifications", nil)
         case .notificationsRead: return ("POST", "/api/notifications/\(try newNotification())/read", nil)
         case .notificationsDelete: return ("DELETE", "/api/notifications/\(try newNotification())", nil)

@@ -92,6 +92,7 @@ struct PermissionsTests {
         // events: any token (PLATFORM_ADMIN gets an empty stream); notifications: any user,
         // but PLATFORM_ADMIN makes no mutations
         (.eventsStream,              "U A A A A A A"),
+        (.eventsTicket,              "U A A A A A A"),
         (.notificationsList,         "U A A A A A F"),
         (.notificationsRead,         "U A A A A F F"),
         (.notificationsDelete,       "U A A A A F F"),
@@ -143,7 +144,7 @@ struct PermissionsTests {
     @Test(arguments: Self.servedEndpoints)
     func scannerTokenReachesOnlyScannerRoutesOtherThanTokenIssue(route: Endpoint) {
         let scannerRoute = (route.pathPattern.hasPrefix("/api/visitor-scanner/") && route != .scannerToken)
-            || route == .eventsStream
+            || route == .eventsStream || route == .eventsTicket
         let expected: Access = Self.publicRoutes.contains(route) || scannerRoute ? .allowed : .forbidden
         #expect(Permissions.may(.scanner, route.action) == expected)
     }
@@ -157,8 +158,9 @@ struct PermissionsTests {
     @Test func platformAdminMutatesNothing() {
         let platformAdmin = PrincipalKind.user(.platformAdmin, canScanCheckpoint: true)
         let allowedPosts = Self.allowedEndpoints(for: platformAdmin).filter { $0.method == .post }
-        // Only the login flow and logout; no visitor, approver, scanner or checkpoint mutation.
-        #expect(Set(allowedPosts) == [.authSendOTP, .authVerifyOTP, .authLogout])
+        // Only the login flow, logout and an event ticket (signed, not stored: it changes
+        // nothing); no visitor, approver, scanner or checkpoint mutation.
+        #expect(Set(allowedPosts) == [.authSendOTP, .authVerifyOTP, .authLogout, .eventsTicket])
     }
 
     @Test func mayScan() {

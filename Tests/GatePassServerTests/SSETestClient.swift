@@ -31,7 +31,8 @@ final class SSETestClient {
         try self.init(port: port, headers: headers)
     }
 
-    init(port: UInt16, headers: [String: String]) throws {
+    /// - Parameter path: the request target (`/api/events?ticket=…` for a ticket).
+    init(port: UInt16, path: String = "/api/events", headers: [String: String]) throws {
         let fd = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
         var address = sockaddr_in()
@@ -45,7 +46,7 @@ final class SSETestClient {
             Foundation.close(fd)
             throw TestFailure("connect: \(errno)")
         }
-        var request = "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "\r\n"
         let bytes = Array(request.utf8)

@@ -75,30 +75,54 @@ struct TokenClaims: Equatable {
     var expiresAt: Int64 // seconds since 1970
 }
 
-/// Signs and verifies bearer tokens: `gp1.<base64url payload>.<base64url HMAC-SHA256>`.
-struct TokenSigner: Sendable {
+/// Text fields signed with one key: `<prefix><base64url "f1:f2:…">.<base64url HMAC-SHA256>`.
+/// The prefix is covered by the signature, and each use has its own key (`ServerSecret.key(for:)`),
+/// so a value signed for one use never verifies for another.
+struct SignedFields: Sendable {
+    let prefix: String
     private let key: [UInt8]
 
-    init(secret: ServerSecret) { key = secret.key(for: "token") }
+    init(prefix: String, key: [UInt8]) {
+        self.prefix = prefix
+        self.key = key
+    }
+
+    /// - Precondition: no field contains `:` (ids, numbers and base64url never do).
+    func sign(_ fields: [String]) -> String {
+        precondition(!fields.contains { $0.contains(":") }, "a signed field may not contain ':'")
+        let payload = prefix + Base64URLText.encode(fields.joined(separator: ":"))
+        return payload + "." + Base64URL.encode(HMACSHA256.authenticate(key: key, message: payload))
+    }
+
+    /// The fields of a well-signed value with exactly `count` fields, or nil.
+    func verify(_ value: String, count: Int) -> [String]? {
+        guard value.utf8.count <= 512, value.hasPrefix(prefix), let dot = value.lastIndex(of: ".") else { return nil }
+        let payload = String(value[..<dot])
+        guard let signature = Base64URL.decode(value[value.index(after: dot)...]),
+              constantTimeEquals(signature, HMACSHA256.authenticate(key: key, message: payload)),
+              let text = Base64URLText.decode(String(payload.dropFirst(prefix.count)))
+        else { return nil }
+        let fields = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        return fields.count == count ? fields : nil
+    }
+}
+
+/// Signs and verifies bearer tokens: `gp1.<base64url payload>.<base64url HMAC-SHA256>`.
+struct TokenSigner: Sendable {
+    private let signed: SignedFields
+
+    init(secret: ServerSecret) { signed = SignedFields(prefix: "gp1.", key: secret.key(for: "token")) }
 
     func sign(_ claims: TokenClaims) -> String {
-        let payload = "gp1." + Base64URLText.encode("\(claims.kind.rawValue):\(claims.sessionId):\(claims.expiresAt)")
-        return payload + "." + Base64URL.encode(HMACSHA256.authenticate(key: key, message: payload))
+        signed.sign([claims.kind.rawValue, claims.sessionId, String(claims.expiresAt)])
     }
 
     /// The claims of a well-signed token, or nil. Expiry is checked by the caller against its clock.
     func verify(_ token: String) -> TokenClaims? {
-        guard token.utf8.count <= 512, let dot = token.lastIndex(of: "."), token.hasPrefix("gp1.") else { return nil }
-        let payload = String(token[..<dot])
-        guard let signature = Base64URL.decode(token[token.index(after: dot)...]),
-              constantTimeEquals(signature, HMACSHA256.authenticate(key: key, message: payload)),
-              let text = Base64URLText.decode(String(payload.dropFirst(4)))
+        guard let fields = signed.verify(token, count: 3), let kind = TokenClaims.Kind(rawValue: fields[0]),
+              let expiresAt = Int64(fields[2])
         else { return nil }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3, let kind = TokenClaims.Kind(rawValue: String(parts[0])),
-              let expiresAt = Int64(parts[2])
-        else { return nil }
-        return TokenClaims(kind: kind, sessionId: String(parts[1]), expiresAt: expiresAt)
+        return TokenClaims(kind: kind, sessionId: fields[1], expiresAt: expiresAt)
     }
 }
 
@@ -127,6 +151,11 @@ struct Principal: Sendable {
     var checkpointId: String? {
         if case .scanner(let id) = credential { return id }
         return nil
+    }
+    /// The kind of token the session was made for.
+    var tokenKind: TokenClaims.Kind {
+        if case .scanner = credential { return .scanner }
+        return .login
     }
 }
 

@@ -42,24 +42,46 @@ struct Router: Sendable {
     /// Matches decoded path segments (`HTTPRequest.pathSegments`: each decoded exactly once,
     /// so an encoded `/` is part of its segment and never a separator).
     func match(method: String, segments: [String]) -> Match {
-        // A trailing slash or an empty segment never matches: paths are exact.
-        guard !segments.contains(where: \.isEmpty) else { return .notFound }
         let requested = HTTPMethod(rawValue: method)
         let isHead = method == "HEAD"
         var allowed: [String] = []
-        for index in patterns.indices where patterns[index].literals.count == segments.count {
-            let pattern = patterns[index]
-            guard zip(pattern.literals, segments).allSatisfy({ literal, actual in literal.map { $0 == actual } ?? true })
-            else { continue }
+        var found: Match?
+        forEachPattern(matching: segments) { pattern in
             if pattern.method == requested || (isHead && pattern.method == .get) {
                 var parameters: [String: String] = [:]
                 for (name, actual) in zip(pattern.parameterNames, segments) {
                     if let name { parameters[name] = actual }
                 }
-                return .found(routes[pattern.routeIndex], parameters: parameters)
+                found = .found(routes[pattern.routeIndex], parameters: parameters)
+                return false
             }
             if !allowed.contains(pattern.method.rawValue) { allowed.append(pattern.method.rawValue) }
+            return true
         }
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+        return found ?? (allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed))
+    }
+
+    /// The methods of every route whose pattern matches these segments (what a CORS preflight
+    /// may be allowed), most specific pattern first; empty when no route answers the path.
+    func methods(segments: [String]) -> [String] {
+        var methods: [String] = []
+        forEachPattern(matching: segments) { pattern in
+            if !methods.contains(pattern.method.rawValue) { methods.append(pattern.method.rawValue) }
+            return true
+        }
+        return methods
+    }
+
+    /// Calls `body` with each pattern that matches `segments`, most literal segments first,
+    /// until it returns false.
+    private func forEachPattern(matching segments: [String], _ body: (Pattern) -> Bool) {
+        // A trailing slash or an empty segment never matches: paths are exact.
+        guard !segments.contains(where: \.isEmpty) else { return }
+        for index in patterns.indices where patterns[index].literals.count == segments.count {
+            let pattern = patterns[index]
+            guard zip(pattern.literals, segments).allSatisfy({ literal, actual in literal.map { $0 == actual } ?? true })
+            else { continue }
+            if !body(pattern) { return }
+        }
     }
 }

@@ -8,10 +8,18 @@ extension GatePassApplication {
     @discardableResult
     func queueMail(_ content: MailContent, to recipient: String, organizationId: String?, _ call: Call,
                    _ tx: any Transaction, giveUpAt: Date? = nil) throws -> Bool {
+        try queueMail(content, to: recipient, organizationId: organizationId, now: call.now, effects: call.effects, tx,
+                      giveUpAt: giveUpAt)
+    }
+
+    /// `queueMail` outside a request (the demo's seed): `effects` says whether to wake the worker.
+    @discardableResult
+    func queueMail(_ content: MailContent, to recipient: String, organizationId: String?, now: Date,
+                   effects: CommitEffects, _ tx: any Transaction, giveUpAt: Date? = nil) throws -> Bool {
         guard mail.isEnabled else { return false }
         try tx.mail.enqueue(id: newIdentifier(), organizationId: organizationId, recipient: recipient, content: content,
-                            now: call.now, giveUpAt: giveUpAt ?? call.now.addingTimeInterval(MailSettings.retryFor))
-        call.effects.noteQueuedMail()
+                            now: now, giveUpAt: giveUpAt ?? now.addingTimeInterval(MailSettings.retryFor))
+        effects.noteQueuedMail()
         return true
     }
 
@@ -43,6 +51,11 @@ extension GatePassApplication {
     /// Gives the visitor a new pass page (the old one stops working) and queues the
     /// invitation with it; returns the page's address.
     func queueInvitation(_ visitor: Visitor, organizationId: String, _ call: Call, _ tx: any Transaction) throws -> String {
+        try queueInvitation(visitor, organizationId: organizationId, now: call.now, effects: call.effects, tx)
+    }
+
+    func queueInvitation(_ visitor: Visitor, organizationId: String, now: Date, effects: CommitEffects,
+                         _ tx: any Transaction) throws -> String {
         guard mail.isEnabled else {
             throw APIError.conflict("this server sends no mail: set smtpURL (README \"Mail\")")
         }
@@ -51,7 +64,8 @@ extension GatePassApplication {
             throw APIError.conflict("the visitor is \(visitor.status.rawValue): no invitation is sent")
         }
         let token = try newPassToken(for: visitor.id, tx)
-        try queueMail(.invitation(visitorId: visitor.id, passToken: token), to: email, organizationId: organizationId, call, tx)
+        try queueMail(.invitation(visitorId: visitor.id, passToken: token), to: email, organizationId: organizationId,
+                      now: now, effects: effects, tx)
         return composer.passURL(token)
     }
 }

@@ -119,7 +119,8 @@ final class MailWorker: Sendable {
             guard mail.content != nil else { throw MailComposer.Unsendable(description: "its payload is not one this version understands") }
             let message = try store.read { tx in try composer.message(for: mail, tx) }
             var random = SystemRandomNumberGenerator()
-            let outgoing = try MIMEBuilder.build(message, date: now, random: &random)
+            var outgoing = try MIMEBuilder.build(message, date: now, random: &random)
+            outgoing.label = "\(mail.kind.rawValue)-\(mail.recipient)"
             try transport.send(outgoing)
             if let folder = transport as? MailDirectoryTransport {
                 log.log("dev: mail \(mail.id) (\(mail.kind.rawValue)) written to \(folder.path(for: outgoing))")

@@ -4,10 +4,21 @@ import GatePassCore
 import HTTPServer
 
 extension GatePassApplication {
-    /// The events controller: the server-sent event stream.
+    /// The events controller: the server-sent event stream and its tickets.
     static let eventRoutes: [Route] = [
         .read(.eventsStream) { app, call, tx in try app.openEventStream(call, tx) },
+        // Nothing is stored (the ticket is signed), so no write transaction is needed.
+        .deferred(.eventsTicket) { app, call, reply in reply(try app.issueEventTicket(call)) },
     ]
+
+    /// `POST /api/events/ticket`: a ticket for `GET /api/events?ticket=…` as the caller, for
+    /// as long as the caller's session lasts (see `EventTicketSigner`). The body is not read.
+    func issueEventTicket(_ call: Call) throws -> HTTPResponse {
+        let (ticket, expiresAt) = try ticketSigner.issue(for: call.caller)
+        // A credential: no cache may keep it.
+        return JSONBody.response(status: 201, EventTicket(ticket: ticket, expiresAt: expiresAt),
+                                 headers: [("Cache-Control", "no-store")])
+    }
 
     /// `GET /api/events`: a server-sent event stream for the caller's audience.
     func openEventStream(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {

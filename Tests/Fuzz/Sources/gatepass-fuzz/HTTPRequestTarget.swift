@@ -65,6 +65,8 @@ final class FuzzedServer: Sendable {
         // its connection until the header deadline: like the benchmarks, the fuzzer raises
         // the per-address cap (ConnectionGuardTests test the cap itself).
         configuration.maxConnectionsPerIP = configuration.maxConnections
+        // One listed origin, so preflights and CORS headers are fuzzed too (the corpus's `Origin`s).
+        configuration.corsOrigins = ["http://fuzz.example"]
         do {
             server = try GatePassServer(configuration: configuration, devMode: true, clock: SystemWallClock(),
                                         logSink: DiscardedLog())
