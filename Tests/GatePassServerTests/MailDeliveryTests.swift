@@ -95,17 +95,62 @@ import Testing
                 #expect(failed.lastError?.contains("failed at connect") == true, "\(failed)")
                 #expect(server.log.all.contains { $0.hasPrefix("mail \(failed.id) (otp) attempt 1 failed, retrying: ") })
 
-                try sink.start()
-                // The next attempt is a minute after the first: nothing is due before then.
-                #expect(server.mailWorker.deliverDue() == 0)
+                // Still down a minute later: the second attempt fails, and the third waits two minutes.
                 server.clock.advance(by: 60)
                 server.mailWorker.wake()
+                let second = try server.waitForMail("a second failed attempt") { $0.id == failed.id && $0.attempts == 2 }
+                #expect(second.status == .queued)
+
+                try sink.start()
+                server.clock.advance(by: 119)
+                #expect(server.mailWorker.deliverDue() == 0, "not due before its time")
+                server.clock.advance(by: 1)
+                server.mailWorker.wake()
                 let sent = try server.waitUntilSent(.otp, to: "olga@acme.test")
-                #expect(sent.id == failed.id && sent.attempts == 2 && sent.lastError == nil)
+                #expect(sent.id == failed.id && sent.attempts == 3 && sent.lastError == nil)
 
                 let text = try #require(sink.onlyMessage(to: "olga@acme.test").part("text/plain")).text
                 let code = String(try #require(text.firstMatch(of: #/login code is (\d{6})\./#)).1)
                 #expect(try server.post("/api/auth/verify-otp", ["email": "olga@acme.test", "otp": code]).status == 200)
+            }
+        }
+    }
+
+    @Test func aMailNotSentWithin24HoursIsGivenUpAndErased() throws {
+        try withSMTPSink(.starttls) { sink in
+            sink.stop()
+            try withMailServer(sink) { server in
+                let site = try server.makeMailSite()
+                #expect(try server.post(Endpoint.adminMailTest.path(), token: site.ownerToken, ["to": "admin@acme.test"]).status == 202)
+                let failed = try server.waitForMail("a first failed attempt") { $0.kind == .test && $0.attempts == 1 }
+                #expect(MailWorker.retryDelay(afterAttempts: 12) == 3600, "an hour apart at most")
+                server.clock.advance(by: 24 * 3600 - 1)
+                server.mailWorker.wake()
+                let late = try server.waitForMail("the last attempt in time") { $0.id == failed.id && $0.attempts == 2 }
+                #expect(late.status == .failed, "the next attempt would be after 24 h: given up now")
+                #expect(late.lastError?.hasSuffix("not sent in time, given up") == true, "\(late)")
+                #expect(try server.store.read { tx in try tx.mail.payload(id: failed.id) } == nil)
+            }
+        }
+    }
+
+    @Test func aDeliveryProgramTakesTheLoginCodeInsteadOfMail() throws {
+        try withTemporaryDirectory { folder in
+            let script = try codeDeliveryScript(in: folder)
+            try withSMTPSink(.starttls) { sink in
+                try withMailServer(sink, devMode: false, configure: { $0.otpDeliveryCommand = script }) { server in
+                    let user = try server.addUser("olga@acme.test", role: .owner)
+                    #expect(try server.post("/api/auth/send-otp", ["email": user.email]).status == 202)
+                    let codeFile = folder + "/\(user.email).code"
+                    #expect(eventually { FileManager.default.fileExists(atPath: codeFile) })
+                    let code = try String(contentsOfFile: codeFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                    #expect(try server.post("/api/auth/verify-otp", ["email": user.email, "otp": code]).status == 200)
+                    #expect(try server.mailLog().isEmpty, "no login code in the mail queue")
+                    // The rest of the mail still goes out over SMTP.
+                    #expect(try server.post(Endpoint.adminMailTest.path(), token: server.directLogin(user), ["to": user.email]).status == 202)
+                    try server.waitUntilSent(.test, to: user.email)
+                    #expect(try sink.onlyMessage(to: user.email).subject == "Gate Pass test mail")
+                }
             }
         }
     }
@@ -368,7 +413,8 @@ import Testing
     @Test func visitorTextInHeadersIsEncodedAndAddsNoHeader() throws {
         try withSMTPSink(.starttls) { sink in
             try withMailServer(sink) { server in
-                let site = try server.makeMailSite(#"Société =?utf-8?B?SGk=?= "Nord""#)
+                let siteName = #"Société =?utf-8?B?SGk=?= "Nord" <b>Tor 3</b>; Süd, \Halle"#
+                let site = try server.makeMailSite(siteName)
                 // CR and LF are refused at the door…
                 for name in ["Ana\r\nBcc: attacker@evil.test", "Ana\nBcc: attacker@evil.test", "Ana\u{85}Bcc: x@evil.test"] {
                     let refused = try server.post("/api/visitors", token: site.ownerToken, ["name": name])
@@ -376,7 +422,7 @@ import Testing
                 }
                 // … and what passes (line separators, non-ASCII, text that looks like an
                 // encoded-word) is encoded in every header it reaches.
-                let name = "Zoë\u{2028}Bcc: attacker@evil.test\u{2029}X-Injected: 1 Müller 李"
+                let name = "Zoë\u{2028}Bcc: attacker@evil.test\u{2029}X-Injected: 1 Müller 李 <img src=x>"
                 let visitor = try server.createVisitor(site.ownerToken, [
                     "name": name, "company": "Evil\u{2028}Co", "email": "zoe@visitor.test", "hostEmail": "grace@acme.test",
                     "invite": true,
@@ -404,10 +450,17 @@ import Testing
                     #expect(head.contains("Subject: =?utf-8?B?"), "\(head)")
                 }
                 let arrival = try sink.onlyMessage(to: "grace@acme.test")
-                #expect(arrival.subject == "Your visitor Zoë Bcc: attacker@evil.test X-Injected: 1 Müller 李 has arrived")
+                #expect(arrival.subject == "Your visitor Zoë Bcc: attacker@evil.test X-Injected: 1 Müller 李 <img src=x> has arrived")
                 let invitation = try sink.onlyMessage(to: "zoe@visitor.test")
-                #expect(invitation.subject == #"Your visitor pass for Société =?utf-8?B?SGk=?= "Nord""#,
-                        "a literal encoded-word is encoded, not decoded")
+                #expect(invitation.subject == "Your visitor pass for " + siteName, "a literal encoded-word is encoded, not decoded")
+                // The same text in the HTML part is escaped, and in the calendar entry escaped the
+                // iCalendar way (a line separator cannot start a property of its own).
+                let html = try #require(invitation.part("text/html")).text
+                #expect(!html.contains("<img src=x>") && !html.contains("<b>Tor"))
+                #expect(html.contains("&lt;img src=x&gt;") && html.contains("&lt;b&gt;Tor 3&lt;/b&gt;"), "\(html)")
+                let calendar = try #require(invitation.part("text/calendar")).text.replacingOccurrences(of: "\r\n ", with: "")
+                #expect(calendar.components(separatedBy: "\r\n").contains(
+                    #"SUMMARY:Visit to Société =?utf-8?B?SGk=?= "Nord" <b>Tor 3</b>\; Süd\, \\Halle"#), "\(calendar)")
             }
         }
     }

@@ -113,6 +113,16 @@ extension SMTPSink {
     }
 }
 
+/// An `otpDeliveryCommand` that writes each code to `<folder>/<email>.code`, whole (by a rename),
+/// so a test can wait for the file and read the code; returns the program's path.
+func codeDeliveryScript(in folder: String) throws -> String {
+    let script = folder + "/deliver.sh"
+    try "#!/bin/sh\ncat > \"\(folder)/$1.code.partial\" && mv \"\(folder)/$1.code.partial\" \"\(folder)/$1.code\"\n"
+        .write(toFile: script, atomically: true, encoding: .utf8)
+    chmod(script, 0o755)
+    return script
+}
+
 /// The first pass page link in `text`: the public address, `/p/`, a 43-character token.
 func passLink(in text: String, base: String = mailBaseURL) -> String? {
     let pattern = NSRegularExpression.escapedPattern(for: base) + "/p/[A-Za-z0-9_-]{43}"
