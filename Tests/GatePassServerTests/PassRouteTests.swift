@@ -178,6 +178,7 @@ import Testing
             ])
             let pageA = try server.get(passPath(linkA)).text, pageB = try server.get(passPath(linkB)).text
             #expect(pageA.contains("Ada Lovelace") && pageA.contains("Grace Hopper"))
+            #expect(pageA.contains("Sun 29 Nov 2026, all day (UTC)"), "the site's zone as configured")
             #expect(pageB.contains("Bob Builder"))
             for other in ["Bob", "bob@visitor.test", "999 888", "Builders", "Repairs", "Hedy"] {
                 #expect(!pageA.contains(other), "\(other)")

@@ -44,7 +44,7 @@ struct MailComposer: Sendable {
                let checkpoint = try tx.checkpoints.find(id: checkpointId, organizationId: site.organizationId) {
                 gate = " at \(checkpoint.name)"
             }
-            let time = visitor.checkedInAt.map { " (\(Self.time($0, in: site.timeZone)))" } ?? ""
+            let time = visitor.checkedInAt.map { " (\(Self.time($0, in: site.timeZone, named: site.timeZoneName)))" } ?? ""
             let company = visitor.company.map { " from \($0)" } ?? ""
             return MailMessage(from: settings.from, to: to, subject: "Your visitor \(visitor.name) has arrived",
                                text: """
@@ -88,7 +88,7 @@ struct MailComposer: Sendable {
     }
 
     private func invitation(_ visitor: Visitor, site: Site, passURL: String, to: [MailAddress]) throws -> MailMessage {
-        let validity = visitor.validity.text(in: site.timeZone)
+        let validity = visitor.validity.text(in: site.timeZone, zoneName: site.timeZoneName)
         let host = visitor.hostName.map { "\nYour host: \($0)" } ?? ""
         let text = """
         Hello \(visitor.name),
@@ -124,12 +124,12 @@ struct MailComposer: Sendable {
         shortId.count == 8 ? shortId.prefix(4) + " " + shortId.suffix(4) : shortId
     }
 
-    static func time(_ date: Date, in zone: TimeZone) -> String {
+    static func time(_ date: Date, in zone: TimeZone, named zoneName: String) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_GB_POSIX")
         formatter.timeZone = zone
         formatter.dateFormat = "HH:mm, EEE d MMM"
-        return formatter.string(from: date) + " " + zone.identifier
+        return formatter.string(from: date) + " " + zoneName
     }
 
     /// An iCalendar (RFC 5545) entry for the visit: times in UTC, text escaped, lines folded.
