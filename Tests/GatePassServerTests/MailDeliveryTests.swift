@@ -341,6 +341,39 @@ import Testing
         }
     }
 
+    /// An invitation still queued when a newer one ends its page (a re-send, a changed window),
+    /// or when the visit is called off, would bring a link that no longer opens: it is given up.
+    @Test func anInvitationOvertakenWhileTheRelayWasDownIsGivenUpNotSent() throws {
+        try withSMTPSink(.starttls) { sink in
+            sink.stop()
+            try withMailServer(sink) { server in
+                let site = try server.makeMailSite()
+                let moved = try server.createVisitor(site.ownerToken, ["name": "Ana Pop", "email": "ana@visitor.test", "invite": true])
+                let called = try server.createVisitor(site.ownerToken, ["name": "Ion Ionescu", "email": "ion@visitor.test", "invite": true])
+                try server.waitForMailLog("both first attempts failed") { log in log.filter { $0.attempts == 1 }.count == 2 }
+                let edited = try server.client().send("PATCH", Endpoint.visitorsUpdate.path(moved["id"] as? String ?? ""),
+                                                      token: site.ownerToken,
+                                                      json: ["validFrom": "2026-11-30T09:00:00Z", "validUntil": "2026-11-30T17:00:00Z"])
+                #expect(edited.status == 200, "\(edited.text)")
+                #expect(try server.post(Endpoint.visitorsCancel.path(called["id"] as? String ?? ""), token: site.ownerToken).status == 200)
+
+                try sink.start()
+                server.clock.advance(by: 60)
+                server.mailWorker.wake()
+                try server.waitForMailLog("every invitation settled") { log in !log.contains { $0.status == .queued } }
+                let invitations = try server.mailLog().filter { $0.kind == .invitation }
+                #expect(invitations.map(\.status) == [.sent, .failed, .failed], "newest first: \(invitations)")
+                #expect(invitations[1].to == "ion@visitor.test" && invitations[1].lastError?.contains("CANCELLED") == true)
+                #expect(invitations[2].to == "ana@visitor.test" && invitations[2].lastError?.contains("newer invitation") == true)
+                // Ana gets one invitation, the one whose link opens; Ion none.
+                let received = try sink.onlyMessage(to: "ana@visitor.test")
+                let link = try #require(passLink(in: received.part("text/plain")?.text ?? ""))
+                #expect(try server.get(passPath(link)).status == 200)
+                #expect(try sink.messages(to: "ion@visitor.test").isEmpty)
+            }
+        }
+    }
+
     // MARK: - Notices
 
     @Test func theHostIsToldWhenTheirVisitorArrives() throws {

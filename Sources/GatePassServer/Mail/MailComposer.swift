@@ -1,5 +1,6 @@
 import Foundation
 import GatePassCore
+import GatePassCrypto
 import GatePassMail
 import QRCode
 
@@ -12,6 +13,8 @@ struct MailComposer: Sendable {
     /// The server's `timeZone` (an organization's own zone wins), with its configured name.
     let serverTimeZone: TimeZone
     let serverTimeZoneName: String
+    /// Keys the stored hash of pass page tokens (a copy of the database opens no pass page).
+    let passTokenKey: [UInt8]
 
     /// Why a mail cannot be composed: it is given up (the visitor is gone, or not this mail's
     /// subject any more), not retried.
@@ -36,6 +39,14 @@ struct MailComposer: Sendable {
                                text: "This is a test mail from Gate Pass at \(settings.publicBaseURL.withLock { $0 }). Mail works.")
         case .invitation(let visitorId, let passToken):
             let (visitor, site) = try subject(visitorId, mail, tx)
+            // Composed when sent, perhaps hours later (a relay that was down): a visit called off
+            // since, or a newer invitation that ended this one's page, would make the link a 404.
+            guard ![.cancelled, .checkedOut, .rejected].contains(visitor.status) else {
+                throw Unsendable(description: "the visitor is \(visitor.status.rawValue) now")
+            }
+            guard try tx.visitors.find(passTokenHash: passTokenHash(passToken))?.visitor.id == visitorId else {
+                throw Unsendable(description: "a newer invitation replaced it (its pass page has ended)")
+            }
             return try invitation(visitor, site: site, passURL: passURL(passToken), to: to)
         case .arrival(let visitorId):
             let (visitor, site) = try subject(visitorId, mail, tx)
@@ -66,6 +77,9 @@ struct MailComposer: Sendable {
     }
 
     func passURL(_ token: String) -> String { settings.publicBaseURL.withLock { $0 } + "/p/" + token }
+
+    /// What the visitors table stores of a pass page token: its HMAC under `passTokenKey`.
+    func passTokenHash(_ token: String) -> [UInt8] { HMACSHA256.authenticate(key: passTokenKey, message: token) }
 
     private func subject(_ visitorId: String, _ mail: QueuedMail, _ tx: any Transaction) throws -> (Visitor, Site) {
         guard let record = try tx.visitors.find(id: visitorId) else { throw Unsendable(description: "the visitor no longer exists") }
