@@ -519,6 +519,11 @@ import Testing
                 try server.waitUntilSent(.invitation, to: "ana@visitor.test")
                 let refused = try server.waitForMail("the refused test mail") { $0.to == "rejected@visitor.test" && $0.status == .failed }
                 #expect(refused.attempts == 1, "a 550 is not retried")
+                // The relay's reply echoes the address: the mail log (which shows `to` anyway)
+                // keeps it, the server's log line does not.
+                #expect(refused.lastError?.contains("<rejected@visitor.test>: Recipient address rejected") == true, "\(refused)")
+                #expect(server.log.all.contains { $0.hasPrefix("mail \(refused.id) (test) given up: ") && $0.contains("(the recipient)") })
+                #expect(!server.logText.contains("rejected@visitor.test"), "\(server.log.all)")
 
                 let answer = try server.get(Endpoint.adminMailList.path(), token: site.ownerToken)
                 #expect(answer.status == 200)

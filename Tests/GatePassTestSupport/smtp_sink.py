@@ -98,7 +98,8 @@ class Handler:
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         # A recipient the tests use to see a refusal at RCPT.
         if address.startswith("rejected@"):
-            return "550 5.1.1 No such mailbox here"
+            # Echoing the address, as Postfix does ("<a@b>: Recipient address rejected").
+            return "550 5.1.1 <%s>: Recipient address rejected: No such mailbox here" % address
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
