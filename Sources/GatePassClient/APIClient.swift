@@ -182,8 +182,8 @@ public struct APIClient: Sendable {
         try request(Visitor.self, .visitorsGet, id, token: token)
     }
 
-    public func cancelVisitor(token: String, id: String) throws(ClientError) -> Visitor {
-        try request(Visitor.self, .visitorsCancel, id, token: token, json: [String: String]())
+    public func cancelVisitor(token: String, id: String, idempotencyKey: String? = nil) throws(ClientError) -> Visitor {
+        try request(Visitor.self, .visitorsCancel, id, token: token, json: [String: String](), idempotencyKey: idempotencyKey)
     }
 
     public func passSVG(token: String, id: String) throws(ClientError) -> String {

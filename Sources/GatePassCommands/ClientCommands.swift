@@ -37,11 +37,13 @@ enum ClientCommands {
         }
     }
 
-    static func visitorLine(_ visitor: Visitor, now: Date) -> String {
+    /// - Parameter window: the validity as the site shows it, when the line should carry it.
+    static func visitorLine(_ visitor: Visitor, now: Date, window: String? = nil) -> String {
         var parts = [visitor.shortId.rawValue, visitor.name]
         if let company = visitor.company { parts.append(company) }
         if let host = visitor.hostName { parts.append("host \(host)") }
         parts.append(visitor.status.rawValue)
+        if let window { parts.append("valid \(window)") }
         if visitor.status == .awaitingApproval, let requested = visitor.approvalRequestedAt {
             parts.append("waiting \(age(requested, now: now))")
         }

@@ -23,6 +23,34 @@ public enum GatePassCLI {
             main = { try AdministrationCommands.group(name, Command.self, $0, $1) }
         }
 
+        /// `visitor add|list|…` and `mail list|test`: a word with subcommands of its own, each
+        /// declared like any command (`members` are named by their own word, `add`).
+        init(_ name: String, _ about: String, overview: String, members: [Subcommand]) {
+            self.name = name
+            self.about = about
+            self.members = members
+            let configuration = CommandConfiguration(
+                name: "gatepass \(name)", overview: overview, usage: "gatepass \(name) <subcommand> [options]",
+                subcommands: members.map { ($0.name, $0.about) })
+            main = { arguments, context in
+                guard let word = arguments.first else {
+                    context.terminal.err(configuration.help)
+                    return 2
+                }
+                if ["--help", "-h", "help"].contains(word) {
+                    context.terminal.out(configuration.help)
+                    return 0
+                }
+                guard let member = members.first(where: { $0.name == word }) else {
+                    throw UsageError("unknown subcommand \(name) \(word); one of: \(members.map(\.name).joined(separator: ", "))")
+                }
+                return try member.main(Array(arguments.dropFirst()), context)
+            }
+        }
+
+        /// The subcommands of a group (`visitor`), by their own word; empty for a plain command.
+        var members: [Subcommand] = []
+
         var word: String { String(name.split(separator: " ")[0]) }
     }
 
@@ -40,6 +68,12 @@ public enum GatePassCLI {
         .init("checkin", "Check a pass in (queued when offline).", CheckInCommand.self),
         .init("checkout", "Check a visitor out (queued when offline).", CheckOutCommand.self),
         .init("lookup", "Find visitors by short id, name, phone or email.", LookupCommand.self),
+        .init("visitor", "Register, list, show, edit, cancel, check out and invite visitors; save their passes.",
+              overview: "The office's work with visitors (OWNER/ADMIN): register them before they come, find them, change or cancel a visit, check them out, mail the invitation, save the pass. Every ID is the visitor's id or short id.",
+              members: OfficeCommands.visitorMembers),
+        .init("mail", "The server's mail log, and a test mail.",
+              overview: "The server's outgoing mail (OWNER/ADMIN): the log of what was queued, sent or given up, and a test mail to check the SMTP settings.",
+              members: MailCommands.members),
         .init("walk-in", "Register a visitor who arrived without a pass.", WalkInCommand.self),
         .init("stats", "Today's gate counters.", StatsCommand.self),
         .init("history", "The scan history (--csv for the export).", HistoryCommand.self),

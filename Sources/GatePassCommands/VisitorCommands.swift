@@ -153,25 +153,24 @@ typealias RejectCommand = DecisionCommand<Rejection>
 
 /// `approve` and `reject`: the same arguments, one decision each.
 struct DecisionCommand<Kind: DecisionKind>: GatePassCommand {
-    static var id: Argument<String> { Argument("ID", help: "The visitor's id or short id.") }
     static var note: Option<String> { Option("--note", value: "TEXT", help: "A note kept with the decision.") }
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "gatepass \(Kind.verb)", overview: Kind.overview, arguments: [id.spec],
+        CommandConfiguration(name: "gatepass \(Kind.verb)", overview: Kind.overview, arguments: [VisitorArgument.id.spec],
                              options: [note, OutputOptions.json])
     }
 
-    var id: String
+    var id: VisitorReference
     var note: String?
     var json: Bool
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        id = try arguments.required(Self.id)
+        id = try arguments.required(VisitorArgument.id)
         note = try arguments.value(Self.note)
         json = arguments.has(OutputOptions.json)
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let outcome = try context.core().decide(Kind.decision, visitorId: id, note: note)
+        let outcome = try context.core().decide(Kind.decision, visitorId: id.pathValue, note: note)
         return try ClientCommands.report(outcome, as: Visitor.self, asJSON: json, context) {
             "\($0.status.rawValue)  \($0.name) (\($0.shortId))"
         }
@@ -234,22 +233,22 @@ struct CheckOutCommand: GatePassCommand {
 }
 
 struct WalkInCommand: GatePassCommand {
-    static let name = Option<String>("--name", value: "N", required: true, help: "The visitor's full name.")
-    static let phone = Option<String>("--phone", value: "P", help: "Phone number.")
-    static let email = Option<String>("--email", value: "E", help: "Email.")
-    static let company = Option<String>("--company", value: "C", help: "Company.")
-    static let purpose = Option<String>("--purpose", value: "P", help: "Purpose of the visit.")
-    static let host = Option<String>("--host", value: "H", help: "Whom they visit.")
+    // The fields of `visitor add`, checked the same way: a walk-in is queued when the server is
+    // unreachable, and a value the server would refuse is better refused while the person is here.
+    static let name = VisitorFieldOptions.name(required: true)
     static let configuration = CommandConfiguration(
         name: "gatepass walk-in", overview: "Register a visitor who arrived without a pass; they wait for approval.",
-        options: [name, phone, email, company, purpose, host, OutputOptions.json])
+        options: [name, VisitorFieldOptions.phone, VisitorFieldOptions.email, VisitorFieldOptions.company,
+                  VisitorFieldOptions.purpose, VisitorFieldOptions.host, OutputOptions.json])
 
     var walkIn: ClientCore.WalkIn
     var json: Bool
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        walkIn = ClientCore.WalkIn(name: try arguments.required(Self.name), phone: try arguments.value(Self.phone),
-                                   email: try arguments.value(Self.email), company: try arguments.value(Self.company),
-                                   purpose: try arguments.value(Self.purpose), hostName: try arguments.value(Self.host))
+        walkIn = ClientCore.WalkIn(name: try arguments.required(Self.name), phone: try arguments.value(VisitorFieldOptions.phone),
+                                   email: try arguments.value(VisitorFieldOptions.email),
+                                   company: try arguments.value(VisitorFieldOptions.company),
+                                   purpose: try arguments.value(VisitorFieldOptions.purpose),
+                                   hostName: try arguments.value(VisitorFieldOptions.host))
         json = arguments.has(OutputOptions.json)
     }
 

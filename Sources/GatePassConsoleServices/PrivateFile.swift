@@ -6,17 +6,18 @@ import Darwin
 #endif
 import GatePassConsole
 
-/// Writes files that hold personal data: created with mode 0600, never through a symbolic
-/// link, never over an existing file unless asked, and with errors a person can act on.
+/// Writes files that hold personal data (the console's exports, `gatepass visitor pass`):
+/// created with mode 0600, never through a symbolic link, never over an existing file unless
+/// asked, and with errors a person can act on.
 ///
 /// The corresponding C functions are `open(2)` (`O_EXCL`, `O_NOFOLLOW`), `write(2)`,
 /// `fsync(2)` and `rename(2)`.
-enum PrivateFile {
-    enum State: Equatable { case absent, exists }
+public enum PrivateFile {
+    public enum State: Equatable { case absent, exists }
 
     /// Whether `path` can be written: its folder exists and it is not a folder itself.
     /// - Throws: `.refused` with what is wrong.
-    static func check(_ path: String) throws(ConsoleError) -> State {
+    public static func check(_ path: String) throws(ConsoleError) -> State {
         guard path.hasPrefix("/") else { throw .refused("the path must start with / (it was \(path))") }
         guard !path.hasSuffix("/") else { throw .refused("\(path) is a folder; add a file name") }
         let folder = (path as NSString).deletingLastPathComponent
@@ -40,7 +41,7 @@ enum PrivateFile {
     /// - Returns: false when `overwrite` is off and a file appeared there (nothing written).
     /// - Throws: `.refused` for a path that cannot be used, `.failed` when writing fails
     ///   (a file this call created is removed again; an overwritten one is left as it was).
-    static func write(_ bytes: [UInt8], to path: String, overwrite: Bool) throws(ConsoleError) -> Bool {
+    public static func write(_ bytes: [UInt8], to path: String, overwrite: Bool) throws(ConsoleError) -> Bool {
         if try check(path) == .exists, !overwrite { return false }
         let folder = (path as NSString).deletingLastPathComponent
         // Overwriting goes through a temporary file and rename, so a failure midway leaves

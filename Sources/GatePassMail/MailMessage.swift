@@ -48,18 +48,12 @@ public struct MailPart: Sendable, Equatable {
         MailPart(contentType: "image/png", filename: filename, data: data)
     }
 
-    /// An invitation for calendar programs (RFC 5545 text, METHOD:REQUEST).
-    public static func calendarRequest(_ ics: String, filename: String = "invitation.ics") -> MailPart {
-        calendar(ics, method: "REQUEST", filename: filename)
-    }
-
-    /// A calendar entry (RFC 5545 text) whose `METHOD:` is `method`: RFC 6047 §2.4 wants the
-    /// Content-Type's `method` to be the entry's own (`PUBLISH` for an entry to add, with no
-    /// reply expected; `REQUEST` asks attendees to answer the organizer).
-    public static func calendar(_ ics: String, method: String, filename: String = "invitation.ics") -> MailPart {
-        precondition(method.allSatisfy { $0.isASCII && $0.isUppercase }, "an iTIP method is a word such as PUBLISH")
-        return MailPart(contentType: "text/calendar; charset=utf-8; method=\(method)", filename: filename,
-                        data: Array(MIMEBuilder.crlfLines(ics).utf8))
+    /// An entry for calendar programs to add (RFC 5545 text with METHOD:PUBLISH, as RFC 6047
+    /// asks the content type to repeat): the visitor is told of a visit, not asked to a meeting
+    /// with an organizer to answer (REQUEST).
+    public static func calendarEvent(_ ics: String, filename: String = "invitation.ics") -> MailPart {
+        MailPart(contentType: "text/calendar; charset=utf-8; method=PUBLISH", filename: filename,
+                 data: Array(MIMEBuilder.crlfLines(ics).utf8))
     }
 }
 

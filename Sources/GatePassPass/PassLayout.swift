@@ -133,7 +133,7 @@ public struct PassLayout: Sendable {
 
     /// An 8-character short id as `XXXX-XXXX`, easier to read out and type (parsing ignores the
     /// hyphen); anything else as given.
-    static func grouped(_ shortId: String) -> String {
+    public static func grouped(_ shortId: String) -> String {
         guard shortId.count == 8 else { return shortId }
         return shortId.prefix(4) + "-" + shortId.suffix(4)
     }

@@ -80,7 +80,7 @@ public final class GatePassServer: @unchecked Sendable {
 
     /// The printable pass of the visitor with this short id, as `pass.png` draws it (the demo's pass files).
     public func passPNG(shortId: ShortID) throws -> [UInt8] {
-        let (visitor, site) = try store.read { tx -> (Visitor, Site) in
+        let (visitor, site) = try store.read { tx -> (Visitor, SiteProfile) in
             guard let record = try tx.visitors.find(shortId: shortId) else { throw APIError.notFound("visitor") }
             return (record.visitor, try application.site(record.organizationId, tx))
         }

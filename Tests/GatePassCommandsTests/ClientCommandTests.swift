@@ -27,7 +27,8 @@ import Testing
         }
     }
 
-    func withSetup(_ body: (inout Setup) throws -> Void) throws {
+    /// - Parameter configure: changes to the server's configuration (its `timeZone`, say).
+    func withSetup(configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (inout Setup) throws -> Void) throws {
         let directory = temporaryPath("client-cli")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -36,9 +37,10 @@ import Testing
         configuration.port = 0
         configuration.threads = 4
         configuration.otpResendIntervalSeconds = 0
+        configure(&configuration)
         let server = try GatePassServer(configuration: configuration, devMode: true, logSink: Log())
         configuration.port = Int(server.port)
-        try DemoData.seed(store: server.store, now: Date(), timeZone: .current)
+        try DemoData.seed(store: server.store, now: Date(), timeZone: configuration.resolvedTimeZone)
         var setup = Setup(server: server, configuration: configuration,
                           environment: ["GATEPASS_STATE_DIR": directory + "/state", "GATEPASS_CONNECT_TIMEOUT": "1"],
                           directory: directory)

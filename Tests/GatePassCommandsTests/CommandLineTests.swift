@@ -83,6 +83,8 @@ func temporaryPath(_ name: String) -> String {
               checkin          Check a pass in (queued when offline).
               checkout         Check a visitor out (queued when offline).
               lookup           Find visitors by short id, name, phone or email.
+              visitor          Register, list, show, edit, cancel, check out and invite visitors; save their passes.
+              mail             The server's mail log, and a test mail.
               walk-in          Register a visitor who arrived without a pass.
               stats            Today's gate counters.
               history          The scan history (--csv for the export).

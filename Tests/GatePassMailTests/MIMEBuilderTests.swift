@@ -96,7 +96,7 @@ import Testing
         #expect(types == ["multipart/mixed", "multipart/related", "multipart/alternative", "text/plain", "text/html",
                           "image/png", "text/calendar"])
         #expect(text.contains("Content-ID: <pass>\r\nContent-Disposition: inline;\r\n filename=\"pass.png\""))
-        #expect(text.contains("Content-Type: text/calendar; charset=utf-8; method=REQUEST;\r\n name=\"visit.ics\""))
+        #expect(text.contains("Content-Type: text/calendar; charset=utf-8; method=PUBLISH;\r\n name=\"visit.ics\""))
         #expect(MIMEBuilder.safeFilename("Pass für Zoë\r\n.png") == "Pass_f__r_Zo____.png")
     }
 
@@ -111,7 +111,7 @@ import Testing
         #expect(try types(MailMessage(from: from, to: to, subject: "Hi", text: "t", html: "<p>h</p>"))
                 == ["multipart/alternative", "text/plain", "text/html"])
         #expect(try types(MailMessage(from: from, to: to, subject: "Hi", text: "t",
-                                      attachments: [.calendarRequest(calendarText)]))
+                                      attachments: [.calendarEvent(calendarText)]))
                 == ["multipart/mixed", "text/plain", "text/calendar"])
     }
 }

@@ -27,7 +27,7 @@ let calendarText = """
 BEGIN:VCALENDAR
 VERSION:2.0
 PRODID:-//Gate Pass//Mail test//EN
-METHOD:REQUEST
+METHOD:PUBLISH
 BEGIN:VEVENT
 UID:visit-1@gatepass.test
 DTSTAMP:20261201T152719Z
@@ -46,5 +46,5 @@ func invitation(to recipients: [MailAddress] = [MailAddress("zoe@visitor.example
         text: "Hello Zoë,\nyour pass: https://gate.example/p/abc\n.\nA line with only a dot above.",
         html: "<p>Hello Zoë,</p><p><img src=\"cid:pass\" alt=\"pass\"></p>",
         inline: [InlinePart(contentID: "pass", part: .png(testPNG, filename: "pass.png"))],
-        attachments: [.calendarRequest(calendarText, filename: "visit.ics")])
+        attachments: [.calendarEvent(calendarText, filename: "visit.ics")])
 }

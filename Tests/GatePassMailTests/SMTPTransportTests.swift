@@ -49,10 +49,10 @@ import Testing
             #expect(image.contentID == "<pass>")
             #expect(image.disposition == "inline")
             #expect(image.filename == "pass.png")
-            #expect(calendar.method == "REQUEST")
+            #expect(calendar.method == "PUBLISH")
             #expect(calendar.disposition == "attachment")
             #expect(calendar.filename == "visit.ics")
-            #expect(String(decoding: calendar.payload, as: UTF8.self).contains("METHOD:REQUEST\r\nBEGIN:VEVENT\r\n"))
+            #expect(String(decoding: calendar.payload, as: UTF8.self).contains("METHOD:PUBLISH\r\nBEGIN:VEVENT\r\n"))
         }
     }
 

@@ -264,7 +264,7 @@ import Testing
                                                              "text/plain", "text/html", "image/png", "text/calendar"])
                 let text = try #require(message.part("text/plain")).text
                 let html = try #require(message.part("text/html")).text
-                let grouped = shortId.prefix(4) + " " + shortId.suffix(4)
+                let grouped = shortId.prefix(4) + "-" + shortId.suffix(4)
                 #expect(text.contains("Hello Zoë Müller,"))
                 #expect(text.contains("Your host: Grace Hopper"))
                 #expect(text.contains("you are expected at Acme: Mon 30 Nov 2026 08:00\u{2013}16:59 (UTC)."), "\(text)")

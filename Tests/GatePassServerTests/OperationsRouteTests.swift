@@ -165,7 +165,9 @@ import Testing
             _ = try server.post("/api/visitors/\(id)/cancel", token: site.ownerToken)
             _ = try server.get("/api/nowhere")
             _ = try server.client().send("DELETE", "/api/healthz")
-            let lines = Array(server.log.all.dropFirst(before))
+            // The mail worker logs the dev folder's writes of the site's login codes meanwhile
+            // (lines of its own, not of these requests).
+            let lines = Array(server.log.all.dropFirst(before)).filter { !$0.hasPrefix("dev: mail ") && !$0.hasPrefix("mail") }
             #expect(lines.count == 5)
             let expected = ["GET /api/visitors/:id 200 ", "GET /api/visitors 200 ", "POST /api/visitors/:id/cancel 200 ",
                             "GET ", "DELETE "]

@@ -2,6 +2,7 @@ import Foundation
 import GatePassCore
 import GatePassCrypto
 import GatePassMail
+import GatePassPass
 import QRCode
 
 /// Turns a queued mail into the message that goes out, from what the database says when it
@@ -81,12 +82,12 @@ struct MailComposer: Sendable {
     /// What the visitors table stores of a pass page token: its HMAC under `passTokenKey`.
     func passTokenHash(_ token: String) -> [UInt8] { HMACSHA256.authenticate(key: passTokenKey, message: token) }
 
-    private func subject(_ visitorId: String, _ mail: QueuedMail, _ tx: any Transaction) throws -> (Visitor, Site) {
+    private func subject(_ visitorId: String, _ mail: QueuedMail, _ tx: any Transaction) throws -> (Visitor, SiteProfile) {
         guard let record = try tx.visitors.find(id: visitorId) else { throw Unsendable(description: "the visitor no longer exists") }
         return (record.visitor, try site(record.organizationId, tx))
     }
 
-    func site(_ organizationId: String, _ tx: any Transaction) throws -> Site {
+    func site(_ organizationId: String, _ tx: any Transaction) throws -> SiteProfile {
         guard let organization = try tx.directory.organization(id: organizationId) else {
             throw Unsendable(description: "the organization no longer exists")
         }
@@ -95,13 +96,13 @@ struct MailComposer: Sendable {
             guard let zone = TimeZone(identifier: name) else {
                 throw APIError.internal("organization \(organization.id) has the unknown time zone \(name)")
             }
-            return Site(organizationId: organization.id, name: organization.name, timeZone: zone, timeZoneName: name)
+            return SiteProfile(organizationId: organization.id, name: organization.name, timeZone: zone, timeZoneName: name)
         }
-        return Site(organizationId: organization.id, name: organization.name, timeZone: serverTimeZone,
+        return SiteProfile(organizationId: organization.id, name: organization.name, timeZone: serverTimeZone,
                     timeZoneName: serverTimeZoneName)
     }
 
-    private func invitation(_ visitor: Visitor, site: Site, passURL: String, to: [MailAddress]) throws -> MailMessage {
+    private func invitation(_ visitor: Visitor, site: SiteProfile, passURL: String, to: [MailAddress]) throws -> MailMessage {
         let validity = visitor.validity.text(in: site.timeZone, zoneName: site.timeZoneName)
         let host = visitor.hostName.map { "\nYour host: \($0)" } ?? ""
         let text = """
@@ -130,13 +131,11 @@ struct MailComposer: Sendable {
         let calendar = Self.calendarEntry(visitor, site: site, passURL: passURL, from: settings.from.address)
         return MailMessage(from: settings.from, to: to, subject: "Your visitor pass for \(site.name)", text: text, html: html,
                            inline: [InlinePart(contentID: "pass", part: .png(png, filename: "pass-\(visitor.shortId.rawValue).png"))],
-                           attachments: [.calendar(calendar, method: "PUBLISH")])
+                           attachments: [.calendarEvent(calendar)])
     }
 
-    /// The short id in two groups of four, as the pass prints it.
-    static func grouped(_ shortId: String) -> String {
-        shortId.count == 8 ? shortId.prefix(4) + " " + shortId.suffix(4) : shortId
-    }
+    /// The short id in two groups of four, exactly as the pass prints it.
+    static func grouped(_ shortId: String) -> String { PassLayout.grouped(shortId) }
 
     static func time(_ date: Date, in zone: TimeZone, named zoneName: String) -> String {
         let formatter = DateFormatter()
@@ -147,7 +146,7 @@ struct MailComposer: Sendable {
     }
 
     /// An iCalendar (RFC 5545) entry for the visit: times in UTC, text escaped, lines folded.
-    static func calendarEntry(_ visitor: Visitor, site: Site, passURL: String, from organizer: String) -> String {
+    static func calendarEntry(_ visitor: Visitor, site: SiteProfile, passURL: String, from organizer: String) -> String {
         func stamp(_ date: Date) -> String {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -164,7 +163,8 @@ struct MailComposer: Sendable {
             // address MailAddress.isValid accepted (no character a property value would escape).
             "ORGANIZER:mailto:\(organizer)",
             "DTSTART:\(stamp(visitor.validity.from))",
-            "DTEND:\(stamp(visitor.validity.until.addingTimeInterval(1)))",
+            // A window ending at :59 (the default day ends 23:59:59) ends the entry at the next minute.
+            "DTEND:\(stamp(Int(visitor.validity.until.timeIntervalSince1970) % 60 == 59 ? visitor.validity.until.addingTimeInterval(1) : visitor.validity.until))",
             "SUMMARY:\(icsText("Visit to \(site.name)"))",
             "DESCRIPTION:\(icsText("Pass \(grouped(visitor.shortId.rawValue)). Your pass: \(passURL)"))",
             "URL:\(icsText(passURL))",

@@ -93,6 +93,8 @@ final class MailWorker: Sendable {
             let now = clock.now()
             var handled = 0
             do {
+                // Nothing queued (the usual case): no write at all.
+                guard try store.read({ tx in try tx.mail.nextAttemptAt() }) != nil else { return 0 }
                 if try store.write({ tx in try tx.mail.expire(at: now) }) > 0 { changes.signal() }
                 let due = try store.read { tx in try tx.mail.due(at: now, limit: 20) }
                 for mail in due {

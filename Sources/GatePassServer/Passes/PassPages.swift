@@ -15,7 +15,7 @@ extension GatePassApplication {
     }
 
     /// The site (name, zone) of an organization, for passes and mail.
-    func site(_ organizationId: String, _ tx: any Transaction) throws -> Site {
+    func site(_ organizationId: String, _ tx: any Transaction) throws -> SiteProfile {
         do {
             return try composer.site(organizationId, tx)
         } catch let error as MailComposer.Unsendable {

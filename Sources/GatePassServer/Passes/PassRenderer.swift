@@ -3,7 +3,7 @@ import GatePassCore
 import GatePassPass
 
 /// The site a pass or a mail speaks for: its name and the zone its times are shown in.
-struct Site: Sendable, Equatable {
+struct SiteProfile: Sendable, Equatable {
     var organizationId: String
     var name: String
     var timeZone: TimeZone
@@ -21,22 +21,22 @@ struct PassRenderer: Sendable {
     /// What the pass's QR code carries (api.md: `GP1:<shortId>`; GP2 comes with offline passes).
     static func qrText(_ visitor: Visitor) -> String { "GP1:\(visitor.shortId.rawValue)" }
 
-    func layout(_ visitor: Visitor, site: Site) throws(PassError) -> PassLayout {
+    func layout(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> PassLayout {
         let content = PassContent(siteName: site.name, visitorName: visitor.name, hostName: visitor.hostName ?? "",
                                   validity: visitor.validity.text(in: site.timeZone, zoneName: site.timeZoneName),
                                   shortId: visitor.shortId.rawValue, qrPayload: Self.qrText(visitor))
         return try PassLayout(content: content, fonts: fonts)
     }
 
-    func svg(_ visitor: Visitor, site: Site) throws(PassError) -> String {
+    func svg(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> String {
         PassSVG.document(try layout(visitor, site: site), fonts: fonts)
     }
 
-    func png(_ visitor: Visitor, site: Site) throws(PassError) -> [UInt8] {
+    func png(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> [UInt8] {
         try PassPNG.data(try layout(visitor, site: site), fonts: fonts)
     }
 
-    func page(_ visitor: Visitor, site: Site) throws(PassError) -> String {
+    func page(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> String {
         PassHTML.page(try layout(visitor, site: site), fonts: fonts)
     }
 }

@@ -208,7 +208,7 @@ extension GatePassApplication {
 
     /// The pass of a visitor the caller may see, drawn after the read.
     func pass(_ call: Call, as form: PassForm) throws -> HTTPResponse {
-        let (visitor, passSite): (Visitor, Site) = try store.read { tx in
+        let (visitor, passSite): (Visitor, SiteProfile) = try store.read { tx in
             let record = try self.visibleVisitor(call, tx)
             return (record.visitor, try self.site(record.organizationId, tx))
         }
@@ -235,7 +235,7 @@ extension GatePassApplication {
         guard token.utf8.count == 43, Base64URL.decode(token)?.count == 32 else { return notFound }
         let now = clock.now()
         do {
-            let found = try store.read { tx -> (Visitor, Site)? in
+            let found = try store.read { tx -> (Visitor, SiteProfile)? in
                 guard let record = try tx.visitors.find(passTokenHash: self.passTokenHash(token)) else { return nil }
                 return (record.visitor, try self.site(record.organizationId, tx))
             }

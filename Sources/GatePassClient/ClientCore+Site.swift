@@ -1,0 +1,39 @@
+import Foundation
+import GatePassCore
+
+/// The office's calls (api.md "Site operations"): registering, editing and ending visits,
+/// passes, invitations and the mail log. They are made at once with the login token and
+/// never queued: unlike a scan at the gate, nobody is waiting at a barrier for them, and a
+/// registration replayed hours later would surprise the person who typed it.
+extension ClientCore {
+    /// Runs `call` with the session's API client and login token.
+    ///
+    ///     let visitor = try core.online { api, token throws(ClientError) in try api.visitor(token: token, id: id) }
+    public func online<T>(_ call: (APIClient, String) throws(ClientError) -> T) throws(ClientError) -> T {
+        let session = try requireSession()
+        return try call(api(session.server), session.token)
+    }
+
+    /// The APPROVER of this organization whose email is `email` (case-insensitively), from
+    /// `GET /api/users` page by page.
+    /// - Throws: `.local` naming the email when no user has it, or when its user is not an
+    ///   APPROVER or is disabled.
+    public func approver(email: String) throws(ClientError) -> UserSummary {
+        let wanted = email.trimmingCharacters(in: .whitespaces).lowercased()
+        var cursor: String?
+        // A bound on the pages only stops a server that hands out cursors forever.
+        for _ in 0..<1000 {
+            let page = try online { api, token throws(ClientError) in try api.users(token: token, limit: 500, cursor: cursor) }
+            if let user = page.items.first(where: { $0.profile.email.lowercased() == wanted }) {
+                guard user.profile.role == .approver else {
+                    throw .local("\(wanted) is \(user.profile.role.rawValue), not an APPROVER; name an APPROVER's email")
+                }
+                guard !user.disabled else { throw .local("the APPROVER \(wanted) is disabled; name another") }
+                return user
+            }
+            guard let next = page.nextCursor else { break }
+            cursor = next
+        }
+        throw .local("no user of this organization has the email \(wanted); name an APPROVER's email")
+    }
+}
