@@ -88,10 +88,15 @@ let package = Package(
                                          "GatePassPass", "CMagickWand"]),
 
         // MARK: - Tests
+        // What several test targets share: the SMTP sink (smtp_sink.py, python3-aiosmtpd) and the
+        // external renderers (rsvg-convert, ImageMagick, cairosvg, Chromium) run one at a time.
+        .target(name: "GatePassTestSupport", dependencies: ["GatePassScanner"], path: "Tests/GatePassTestSupport",
+                exclude: ["smtp_sink.py"]),
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
         .testTarget(name: "GatePassServerTests",
                     dependencies: ["GatePassServer", "GatePassCore", "GatePassAPI", "LoopbackHTTP", "SQLite",
-                                   "GatePassCrypto", "QRCode", "HTTPServer"]),
+                                   "GatePassCrypto", "QRCode", "HTTPServer", "GatePassMail", "CurlHTTP",
+                                   "GatePassScanner", "GatePassTestSupport"]),
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "SQLite"]),
@@ -102,12 +107,11 @@ let package = Package(
         .testTarget(name: "GatePassScannerTests",
                     dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode"]),
         .testTarget(name: "GatePassPassTests",
-                    dependencies: ["GatePassPass", "QRCode", "GatePassScanner"]),
+                    dependencies: ["GatePassPass", "QRCode", "GatePassScanner", "GatePassTestSupport"]),
         .testTarget(name: "GatePassCommandsTests",
                     dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices"]),
-        .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP"],
-                    exclude: ["smtp_sink.py"]),
+        .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP", "GatePassTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -41,8 +41,9 @@ public struct ValidityWindow: Sendable, Equatable {
 extension ValidityWindow {
     /// The window as people read it on a pass or in mail, in the site's zone:
     /// `Tue 1 Dec 2026 09:00–17:00 (Europe/Bucharest)`, or with both dates when it spans days.
-    /// A whole local day reads `Tue 1 Dec 2026, all day (…)`.
-    public func text(in timeZone: TimeZone) -> String {
+    /// A whole local day reads `Tue 1 Dec 2026, all day (…)`. `zoneName` is the zone as the
+    /// site configured it (Foundation on Linux names UTC "GMT"); default the zone's identifier.
+    public func text(in timeZone: TimeZone, zoneName: String? = nil) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         func formatter(_ format: String) -> DateFormatter {
@@ -55,7 +56,7 @@ extension ValidityWindow {
         }
         let day = formatter("EEE d MMM yyyy")
         let time = formatter("HH:mm")
-        let zone = "(\(timeZone.identifier))"
+        let zone = "(\(zoneName ?? timeZone.identifier))"
         if ValidityWindow.day(containing: from, in: timeZone) == self {
             return "\(day.string(from: from)), all day \(zone)"
         }

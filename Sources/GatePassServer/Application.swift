@@ -32,8 +32,6 @@ public final class GatePassApplication: HTTPResponder {
     let mailWorker: MailWorker
     let passes: PassRenderer
     let composer: MailComposer
-    /// Keys the stored hash of pass page tokens (a copy of the database opens no pass page).
-    let passTokenKey: [UInt8]
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
     private let keysInProgress = Locked<Set<String>>([])
 
@@ -61,11 +59,12 @@ public final class GatePassApplication: HTTPResponder {
             secret: secret, devMode: devMode)
         timeZone = configuration.resolvedTimeZone
         fingerprintKey = secret.key(for: "idempotency-fingerprint")
-        passTokenKey = secret.key(for: "pass-page-token")
+        let passTokenKey = secret.key(for: "pass-page-token")
         self.mail = mail
         self.passes = passes
         composer = MailComposer(settings: mail, passes: passes, serverTimeZone: configuration.resolvedTimeZone,
-                               serverTimeZoneName: configuration.timeZone ?? TimeZone.current.identifier)
+                               serverTimeZoneName: configuration.timeZone ?? TimeZone.current.identifier,
+                               passTokenKey: passTokenKey)
         mailWorker = MailWorker(store: store, settings: mail, composer: composer, clock: clock, log: logSink)
         pushTestWaits = PushTestWaits(store: store, capacity: configuration.maxPushTestWaits)
         writeProbe = WriteProbe(clock: clock, logSink: logSink) { [store] in

@@ -1,5 +1,6 @@
 import CurlHTTP
 import Foundation
+import GatePassTestSupport
 import Testing
 @testable import GatePassMail
 

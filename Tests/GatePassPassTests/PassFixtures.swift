@@ -1,6 +1,7 @@
 import Foundation
 import GatePassPass
 import GatePassScanner
+import GatePassTestSupport
 
 /// DejaVu from fonts-dejavu-core, loaded once for every test (the fonts are read-only and
 /// behind their own lock).
@@ -42,78 +43,6 @@ func withTemporaryDirectory<Result>(_ body: (String) throws -> Result) throws ->
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: path) }
     return try body(path)
-}
-
-struct CommandFailure: Error, CustomStringConvertible {
-    var command: [String]
-    var status: Int32
-    var output: String
-    var description: String { "\(command.joined(separator: " ")) exited \(status): \(output)" }
-}
-
-/// One renderer at a time: a headless Chromium takes both cores for a second or two, and other
-/// suites' one-second server deadlines run beside these tests (a burst of nine Chromiums made
-/// ConnectionGuardTests miss a response head once).
-private let rendererTurn = DispatchSemaphore(value: 1)
-
-/// Runs a program found on PATH and waits for it, at most two minutes (coreutils' `timeout`
-/// ends a renderer that hangs); throws when it exits non-zero.
-func run(_ arguments: [String]) throws {
-    rendererTurn.wait()
-    defer { rendererTurn.signal() }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["timeout", "120"] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw CommandFailure(command: arguments, status: process.terminationStatus,
-                             output: String(decoding: output.prefix(2000), as: UTF8.self))
-    }
-}
-
-/// The PNG bytes read back as a grey image, through a file as the scanner reads them.
-func greyImage(ofPNG png: [UInt8]) throws -> GreyImage {
-    try withTemporaryDirectory { folder in
-        let path = folder + "/pass.png"
-        try Data(png).write(to: URL(fileURLWithPath: path))
-        return try GreyImage(contentsOf: path)
-    }
-}
-
-/// Every QR text zbar reads in `image`.
-func decodedTexts(_ image: GreyImage) throws -> [String] {
-    let decoder = try QRDecoder()
-    return try image.withFrame(index: 0) { frame in try decoder.decode(frame).codes.map(\.text) }
-}
-
-/// Every QR text zbar reads in the image file at `path`.
-func decodedTexts(atPath path: String) throws -> [String] {
-    try decodedTexts(GreyImage(contentsOf: path))
-}
-
-/// The chunks of a PNG file, in order: type and data.
-func pngChunks(_ bytes: [UInt8]) -> [(type: String, data: [UInt8])] {
-    guard bytes.count > 8, bytes[0..<8] == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] else { return [] }
-    var chunks: [(String, [UInt8])] = []
-    var offset = 8
-    while offset + 12 <= bytes.count {
-        let length = Int(bigEndian32(bytes, offset))
-        let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
-        guard offset + 12 + length <= bytes.count else { break }
-        chunks.append((type, Array(bytes[(offset + 8)..<(offset + 8 + length)])))
-        offset += 12 + length
-    }
-    return chunks
-}
-
-func bigEndian32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-    bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | UInt32($1) }
 }
 
 /// The share of `b`'s pixels that `a` does not show: a pixel counts when no pixel of `a` within

@@ -2,6 +2,7 @@ import Foundation
 import FoundationXML
 import GatePassPass
 import GatePassScanner
+import GatePassTestSupport
 import Testing
 
 @Suite struct PassPNGTests {
@@ -63,23 +64,7 @@ import Testing
 
 /// The SVG drawn by each renderer the brief names, at 300 dpi, then read back by zbar.
 @Suite struct PassSVGTests {
-    enum Renderer: String, CaseIterable, Sendable {
-        case librsvg, imageMagick, cairosvg, chromium
-
-        func command(svg: String, png: String) -> [String] {
-            switch self {
-            case .librsvg: ["rsvg-convert", "--dpi-x", "300", "--dpi-y", "300", "-b", "white", "-o", png, svg]
-            case .imageMagick: ["convert", "-density", "300", svg, "-background", "white", "-flatten", png]
-            case .cairosvg: ["cairosvg", "--dpi", "300", "-b", "white", "-o", png, svg]
-            // 300 dpi over CSS's 96: a 105 mm wide page is 1240 device pixels.
-            case .chromium: ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                             // Its own profile: tests run side by side, and one profile is locked.
-                             "--user-data-dir=\(png).profile",
-                             "--force-device-scale-factor=3.125", "--window-size=397,560",
-                             "--default-background-color=ffffffff", "--screenshot=\(png)", "file://\(svg)"]
-            }
-        }
-    }
+    typealias Renderer = SVGRenderer
 
     @Test(arguments: Renderer.allCases, [gp1Content, gp2Content])
     func everyRendererDrawsACodeThatDecodes(renderer: Renderer, content: PassContent) throws {
@@ -87,7 +72,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let svg = folder + "/pass.svg", png = folder + "/pass.png"
             try PassSVG.document(layout, fonts: fonts).write(toFile: svg, atomically: true, encoding: .utf8)
-            try run(renderer.command(svg: svg, png: png))
+            try runRenderer(renderer.command(svg: svg, png: png))
             #expect(try decodedTexts(atPath: png) == [content.qrPayload], "\(renderer)")
         }
     }
@@ -99,7 +84,7 @@ import Testing
             let svg = folder + "/pass.svg", drawn = folder + "/drawn.png", reference = folder + "/reference.png"
             try PassSVG.document(layout, fonts: fonts).write(toFile: svg, atomically: true, encoding: .utf8)
             try Data(PassPNG.data(layout, fonts: fonts)).write(to: URL(fileURLWithPath: reference))
-            try run(renderer.command(svg: svg, png: drawn))
+            try runRenderer(renderer.command(svg: svg, png: drawn))
             let a = try GreyImage(contentsOf: drawn), b = try GreyImage(contentsOf: reference)
             #expect(abs(a.width - b.width) <= 1 && abs(a.height - b.height) <= 2, "\(renderer): \(a.width)×\(a.height)")
             let differing = differingFraction(a, b)
@@ -119,7 +104,7 @@ import Testing
             let svg = folder + "/pass.svg", drawn = folder + "/drawn.png"
             try PassSVG.document(PassLayout(content: changed, fonts: fonts), fonts: fonts)
                 .write(toFile: svg, atomically: true, encoding: .utf8)
-            try run(Renderer.librsvg.command(svg: svg, png: drawn))
+            try runRenderer(Renderer.librsvg.command(svg: svg, png: drawn))
             let reference = try greyImage(ofPNG: PassPNG.data(PassLayout(content: gp2Content, fonts: fonts), fonts: fonts))
             #expect(try differingFraction(GreyImage(contentsOf: drawn), reference) > 0.0001)
         }
@@ -167,9 +152,7 @@ import Testing
         try withTemporaryDirectory { folder in
             let page = folder + "/pass.html", png = folder + "/page.png"
             try PassHTML.page(layout, fonts: fonts).write(toFile: page, atomically: true, encoding: .utf8)
-            try run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                     "--user-data-dir=\(folder)/profile",
-                     "--force-device-scale-factor=3", "--window-size=420,620", "--screenshot=\(png)", "file://\(page)"])
+            try runRenderer(SVGRenderer.chromiumPage("file://\(page)", png: png, profile: folder + "/profile"))
             #expect(try decodedTexts(atPath: png) == [gp2Payload])
         }
     }

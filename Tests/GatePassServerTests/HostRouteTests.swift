@@ -276,10 +276,7 @@ extension TestServer {
     /// through `otpDeliveryCommand` (here a script writing it to a file).
     @Test func withoutMailInvitationsAndTestMailsAreConflicts() throws {
         try withTemporaryDirectory { folder in
-            let script = folder + "/deliver.sh"
-            try "#!/bin/sh\ncat > \"\(folder)/$1.code.partial\" && mv \"\(folder)/$1.code.partial\" \"\(folder)/$1.code\"\n"
-                .write(toFile: script, atomically: true, encoding: .utf8)
-            chmod(script, 0o755)
+            let script = try codeDeliveryScript(in: folder)
             try withServer(devMode: false, configure: { $0.otpDeliveryCommand = script }) { server in
                 try server.addUser("owner@acme.test", role: .owner)
                 #expect(try server.post("/api/auth/send-otp", ["email": "owner@acme.test"]).status == 202)

@@ -1,5 +1,6 @@
 import Foundation
 import GatePassCore
+import GatePassCrypto
 import GatePassMail
 import GatePassPass
 import QRCode
@@ -13,6 +14,8 @@ struct MailComposer: Sendable {
     /// The server's `timeZone` (an organization's own zone wins), with its configured name.
     let serverTimeZone: TimeZone
     let serverTimeZoneName: String
+    /// Keys the stored hash of pass page tokens (a copy of the database opens no pass page).
+    let passTokenKey: [UInt8]
 
     /// Why a mail cannot be composed: it is given up (the visitor is gone, or not this mail's
     /// subject any more), not retried.
@@ -37,6 +40,14 @@ struct MailComposer: Sendable {
                                text: "This is a test mail from Gate Pass at \(settings.publicBaseURL.withLock { $0 }). Mail works.")
         case .invitation(let visitorId, let passToken):
             let (visitor, site) = try subject(visitorId, mail, tx)
+            // Composed when sent, perhaps hours later (a relay that was down): a visit called off
+            // since, or a newer invitation that ended this one's page, would make the link a 404.
+            guard ![.cancelled, .checkedOut, .rejected].contains(visitor.status) else {
+                throw Unsendable(description: "the visitor is \(visitor.status.rawValue) now")
+            }
+            guard try tx.visitors.find(passTokenHash: passTokenHash(passToken))?.visitor.id == visitorId else {
+                throw Unsendable(description: "a newer invitation replaced it (its pass page has ended)")
+            }
             return try invitation(visitor, site: site, passURL: passURL(passToken), to: to)
         case .arrival(let visitorId):
             let (visitor, site) = try subject(visitorId, mail, tx)
@@ -45,7 +56,7 @@ struct MailComposer: Sendable {
                let checkpoint = try tx.checkpoints.find(id: checkpointId, organizationId: site.organizationId) {
                 gate = " at \(checkpoint.name)"
             }
-            let time = visitor.checkedInAt.map { " (\(Self.time($0, in: site.timeZone)))" } ?? ""
+            let time = visitor.checkedInAt.map { " (\(Self.time($0, in: site.timeZone, named: site.timeZoneName)))" } ?? ""
             let company = visitor.company.map { " from \($0)" } ?? ""
             return MailMessage(from: settings.from, to: to, subject: "Your visitor \(visitor.name) has arrived",
                                text: """
@@ -68,6 +79,9 @@ struct MailComposer: Sendable {
 
     func passURL(_ token: String) -> String { settings.publicBaseURL.withLock { $0 } + "/p/" + token }
 
+    /// What the visitors table stores of a pass page token: its HMAC under `passTokenKey`.
+    func passTokenHash(_ token: String) -> [UInt8] { HMACSHA256.authenticate(key: passTokenKey, message: token) }
+
     private func subject(_ visitorId: String, _ mail: QueuedMail, _ tx: any Transaction) throws -> (Visitor, SiteProfile) {
         guard let record = try tx.visitors.find(id: visitorId) else { throw Unsendable(description: "the visitor no longer exists") }
         return (record.visitor, try site(record.organizationId, tx))
@@ -89,7 +103,7 @@ struct MailComposer: Sendable {
     }
 
     private func invitation(_ visitor: Visitor, site: SiteProfile, passURL: String, to: [MailAddress]) throws -> MailMessage {
-        let validity = visitor.validity.text(in: site.timeZone)
+        let validity = visitor.validity.text(in: site.timeZone, zoneName: site.timeZoneName)
         let host = visitor.hostName.map { "\nYour host: \($0)" } ?? ""
         let text = """
         Hello \(visitor.name),
@@ -123,12 +137,12 @@ struct MailComposer: Sendable {
     /// The short id in two groups of four, exactly as the pass prints it.
     static func grouped(_ shortId: String) -> String { PassLayout.grouped(shortId) }
 
-    static func time(_ date: Date, in zone: TimeZone) -> String {
+    static func time(_ date: Date, in zone: TimeZone, named zoneName: String) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_GB_POSIX")
         formatter.timeZone = zone
         formatter.dateFormat = "HH:mm, EEE d MMM"
-        return formatter.string(from: date) + " " + zone.identifier
+        return formatter.string(from: date) + " " + zoneName
     }
 
     /// An iCalendar (RFC 5545) entry for the visit: times in UTC, text escaped, lines folded.
@@ -145,6 +159,9 @@ struct MailComposer: Sendable {
             "BEGIN:VEVENT",
             "UID:\(visitor.id)@gatepass",
             "DTSTAMP:\(stamp(visitor.createdAt))",
+            // RFC 5546 §3.2.1: a PUBLISHed event names its organizer: the sender, mailFrom, an
+            // address MailAddress.isValid accepted (no character a property value would escape).
+            "ORGANIZER:mailto:\(organizer)",
             "DTSTART:\(stamp(visitor.validity.from))",
             // A window ending at :59 (the default day ends 23:59:59) ends the entry at the next minute.
             "DTEND:\(stamp(Int(visitor.validity.until.timeIntervalSince1970) % 60 == 59 ? visitor.validity.until.addingTimeInterval(1) : visitor.validity.until))",

@@ -157,10 +157,16 @@ final class MailWorker: Sendable {
         } catch {
             log.log("mail \(mail.id): its status could not be saved: \(error)")
         }
+        // A relay's reply may echo the address ("550 5.1.1 <a@b>: Recipient address rejected"):
+        // the log line names the mail by id, never by its recipient.
+        func shown(_ reason: String) -> String {
+            reason.replacingOccurrences(of: mail.recipient, with: "(the recipient)", options: .caseInsensitive)
+        }
         switch outcome {
         case .sent: break
-        case .giveUp(let reason): log.log("mail \(mail.id) (\(mail.kind.rawValue)) given up: \(reason)")
-        case .retry(let reason): log.log("mail \(mail.id) (\(mail.kind.rawValue)) attempt \(mail.attempts + 1) failed, retrying: \(reason)")
+        case .giveUp(let reason): log.log("mail \(mail.id) (\(mail.kind.rawValue)) given up: \(shown(reason))")
+        case .retry(let reason):
+            log.log("mail \(mail.id) (\(mail.kind.rawValue)) attempt \(mail.attempts + 1) failed, retrying: \(shown(reason))")
         }
     }
 

@@ -6,9 +6,7 @@ import GatePassPass
 /// Pass page tokens: 256 random bits, Base64URL (43 characters), stored only as an HMAC
 /// under a key from the server secret, so neither guessing nor a copy of the database opens a page.
 extension GatePassApplication {
-    func passTokenHash(_ token: String) -> [UInt8] {
-        HMACSHA256.authenticate(key: passTokenKey, message: token)
-    }
+    func passTokenHash(_ token: String) -> [UInt8] { composer.passTokenHash(token) }
 
     func newPassToken(for visitorId: String, _ tx: any Transaction) throws -> String {
         let token = Base64URL.encode(try SecureRandom.bytes(32))

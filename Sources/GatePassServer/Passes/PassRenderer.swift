@@ -23,7 +23,7 @@ struct PassRenderer: Sendable {
 
     func layout(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> PassLayout {
         let content = PassContent(siteName: site.name, visitorName: visitor.name, hostName: visitor.hostName ?? "",
-                                  validity: visitor.validity.text(in: site.timeZone),
+                                  validity: visitor.validity.text(in: site.timeZone, zoneName: site.timeZoneName),
                                   shortId: visitor.shortId.rawValue, qrPayload: Self.qrText(visitor))
         return try PassLayout(content: content, fonts: fonts)
     }

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""A test SMTP sink for GatePassMailTests (Debian's python3-aiosmtpd).
+"""A test SMTP sink for the mail and server tests (Debian's python3-aiosmtpd).
 
-    smtp_sink.py --out DIR --mode starttls|plain|smtps --user U --password P
+    smtp_sink.py --out DIR --mode starttls|plain|smtps --user U --password P [--port N]
+    smtp_sink.py --describe FILE.eml
 
-Listens on 127.0.0.1 on a free port and prints `listening on 127.0.0.1:PORT` as its first
-line. For starttls and smtps it first makes a test CA and a server certificate for 127.0.0.1
-with openssl in DIR (DIR/ca.pem is the CA the client trusts). AUTH is required (PLAIN/LOGIN
+Listens on 127.0.0.1 on a free port (or N: a sink started again where it was stopped) and
+prints `listening on 127.0.0.1:PORT` as its first line. For starttls and smtps it first makes
+a test CA and a server certificate for 127.0.0.1 with openssl in DIR (DIR/ca.pem is the CA the
+client trusts), or keeps the ones a sink before it made there. AUTH is required (PLAIN/LOGIN
 with U and P; over TLS only, except in plain mode, which offers no STARTTLS at all).
 
 Records to DIR:
@@ -15,6 +17,10 @@ Records to DIR:
   (RCPT TO:<rejected@…> is answered 550, for the tests of a refused recipient)
   message-N.json     its envelope and MIME structure as Python's email package parses it;
                      written last, by rename, so its presence means the message is complete
+                     (numbers go on from the messages already in DIR)
+
+--describe prints that JSON (without the envelope) for an .eml file, such as one written by
+`gatepass serve --dev` to its mail folder.
 """
 import argparse
 import asyncio
@@ -39,6 +45,11 @@ def log(line):
 
 
 def make_certificates(directory):
+    if os.path.exists(os.path.join(directory, "server.pem")):
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(os.path.join(directory, "server.pem"), os.path.join(directory, "server.key"))
+        return context
+
     def openssl(*arguments):
         subprocess.run(["openssl", *arguments], cwd=directory, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -87,7 +98,8 @@ class Handler:
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         # A recipient the tests use to see a refusal at RCPT.
         if address.startswith("rejected@"):
-            return "550 5.1.1 No such mailbox here"
+            # Echoing the address, as Postfix does ("<a@b>: Recipient address rejected").
+            return "550 5.1.1 <%s>: Recipient address rejected: No such mailbox here" % address
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
@@ -137,8 +149,9 @@ for verb in ["EHLO", "HELO", "STARTTLS", "AUTH", "MAIL", "RCPT", "DATA", "QUIT",
 
 
 async def main():
-    global log_file
+    global log_file, message_count
     os.makedirs(args.out, exist_ok=True)
+    message_count = len([name for name in os.listdir(args.out) if name.startswith("message-") and name.endswith(".json")])
     log_file = open(os.path.join(args.out, "conversation.log"), "a")
     context = make_certificates(args.out) if args.mode in ("starttls", "smtps") else None
 
@@ -154,7 +167,7 @@ async def main():
         )
 
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(factory, "127.0.0.1", 0, ssl=context if args.mode == "smtps" else None)
+    server = await loop.create_server(factory, "127.0.0.1", args.port, ssl=context if args.mode == "smtps" else None)
     port = server.sockets[0].getsockname()[1]
     print("listening on 127.0.0.1:%d" % port, flush=True)
     async with server:
@@ -162,8 +175,13 @@ async def main():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--describe":
+        with open(sys.argv[2], "rb") as eml:
+            json.dump(describe(message_from_bytes(eml.read(), policy=policy.default)), sys.stdout)
+        sys.exit(0)
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
+    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--mode", choices=["starttls", "plain", "smtps"], default="starttls")
     parser.add_argument("--user", required=True)
     parser.add_argument("--password", required=True)
