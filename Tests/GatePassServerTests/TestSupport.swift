@@ -5,18 +5,20 @@ import Synchronization
 import Testing
 @testable import GatePassServer
 
-/// A clock tests move by hand (OTP expiry, token lifetime, validity windows).
+/// A clock tests move by hand (OTP expiry, token lifetime, validity windows). Behind `Locked`
+/// (a pthread mutex ThreadSanitizer knows), not `Mutex`: the server's own threads read it too.
 final class TestClock: WallClock {
-    private let current: Mutex<Date>
-    init(_ start: Date = Date()) { current = Mutex(start) }
+    private let current: Locked<Date>
+    init(_ start: Date = Date()) { current = Locked(start) }
     func now() -> Date { current.withLock { $0 } }
     func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
     func set(_ date: Date) { current.withLock { $0 = date } }
 }
 
-/// Collects log lines so tests can check what was (and was not) logged.
+/// Collects log lines so tests can check what was (and was not) logged; from any thread (HTTP
+/// workers, the mail worker), so behind `Locked`, which ThreadSanitizer sees.
 final class RecordingLog: LogSink {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     /// Signalled after every line, so a test can wait for one.
     let changes = ChangeSignal()
     func log(_ line: String) {
