@@ -6,7 +6,7 @@ import GatePassCore
 ///
 /// Answers are decoded strictly into the domain's shapes; a decoding error names the field.
 /// Failures are sorted into `ClientError`'s taxonomy: offline, transient (5xx, timeout),
-/// unauthorized (401), permanent (other 4xx with the server's code), decoding.
+/// unauthorized (401), permanent (other 4xx with the server's code; a 409 with `Retry-After` is transient), decoding.
 public struct APIClient: Sendable {
     public let baseURL: String
     let transport: any HTTPTransport
@@ -62,6 +62,10 @@ public struct APIClient: Sendable {
         switch response.status {
         case 401: throw .unauthorized(message)
         case 500...: throw .transient(status: response.status, message: message)
+        // A conflict that says when to come back is not final (a request with its key still in
+        // progress, a lost race): retried, never dead-lettered. (A 429 stays permanent with its
+        // code: it is the login's throttle, which a person reads and waits out.)
+        case 409 where response.headers["retry-after"] != nil: throw .transient(status: response.status, message: message)
         case 400..<500: throw .permanent(status: response.status, code: code, message: message)
         default: throw .transient(status: response.status, message: "unexpected status \(response.status)")
         }

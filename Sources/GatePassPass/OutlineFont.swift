@@ -1,5 +1,5 @@
 import CFreeType
-import Synchronization
+import Foundation
 
 /// One step of a path: a glyph's outline in font units with y up (TrueType's coordinates), or
 /// a line of the pass in pass units with y down (``PassLayout/outline(of:fonts:)``).
@@ -34,8 +34,11 @@ public struct OutlineGlyph: Sendable, Equatable {
 /// with `FT_Outline_Decompose` (freetype/ftoutln.h) and cached per character.
 ///
 /// Synchronisation: a FreeType face is not thread-safe, so the face and the cache sit behind one
-/// `Mutex`; the class is `final` and releases the face and library in `deinit`.
-public final class OutlineFont: Sendable {
+/// lock, an `NSLock` (a pthread mutex ThreadSanitizer sees; `Synchronization.Mutex` is a raw
+/// futex to it, and passes drawn on two threads were reported as a race); the class is `final`
+/// and releases the face and library in `deinit`.
+// @unchecked: `state` is only touched while `lock` is held.
+public final class OutlineFont: @unchecked Sendable {
     public let path: String
     /// The em square, in font units (2048 for DejaVu).
     public let unitsPerEm: Double
@@ -43,12 +46,13 @@ public final class OutlineFont: Sendable {
     public let ascender: Double
     public let descender: Double
 
-    private struct State: ~Copyable {
+    private struct State {
         var library: FT_Library
         var face: FT_Face
         var cache: [Unicode.Scalar: OutlineGlyph] = [:]
     }
-    private let state: Mutex<State>
+    private var state: State
+    private let lock = NSLock()
 
     /// Opens the font file at `path` (face 0).
     ///
@@ -67,25 +71,23 @@ public final class OutlineFont: Sendable {
         unitsPerEm = Double(face.pointee.units_per_EM)
         ascender = Double(face.pointee.ascender)
         descender = Double(face.pointee.descender)
-        state = Mutex(State(library: library, face: face))
+        state = State(library: library, face: face)
     }
 
     deinit {
-        state.withLock { state in
-            FT_Done_Face(state.face)
-            FT_Done_FreeType(state.library)
-        }
+        FT_Done_Face(state.face)
+        FT_Done_FreeType(state.library)
     }
 
     /// The glyph for `scalar`, or the `.notdef` box when the font has none. A glyph FreeType
     /// cannot load (a damaged font) is drawn as nothing, with the font's average advance.
     public func glyph(for scalar: Unicode.Scalar) -> OutlineGlyph {
-        state.withLock { state in
-            if let cached = state.cache[scalar] { return cached }
-            let glyph = Self.load(scalar, face: state.face)
-            state.cache[scalar] = glyph
-            return glyph
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = state.cache[scalar] { return cached }
+        let glyph = Self.load(scalar, face: state.face)
+        state.cache[scalar] = glyph
+        return glyph
     }
 
     /// The width of `text` set at `size` pass units per em.

@@ -271,7 +271,9 @@ public final class GatePassApplication: HTTPResponder {
         let claimed = keysInProgress.withLock { $0.insert(slot).inserted }
         changes.signal()
         guard claimed else {
-            throw APIError.conflict("a request with this Idempotency-Key is still being processed; retry later")
+            // Retry-After says it is not final: a client's outbox comes back instead of giving up.
+            throw APIError(code: .conflict, message: "a request with this Idempotency-Key is still being processed; retry later",
+                           headers: ["Retry-After": "1"])
         }
         let fingerprint = HMACSHA256.authenticate(key: fingerprintKey, message: Self.fingerprintMessage(call.request))
         store.writeAsync({ tx -> (HTTPResponse, Bool) in

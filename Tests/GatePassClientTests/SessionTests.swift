@@ -112,6 +112,20 @@ import Testing
         #expect(ClientError.from(.tls(url: "u", detail: "bad cert")).isRetryable == false)
     }
 
+    /// A conflict that says when to come back (`Retry-After`) is not final: an idempotent request
+    /// still in progress, a lost race. An outbox must retry those, never dead-letter them; a 409
+    /// without it (a status conflict) is final, and so is a 429 (the login throttle, for a person).
+    @Test func aRefusalWithRetryAfterIsTransient() {
+        func check(_ status: Int, _ headers: [String: String]) -> ClientError? {
+            let body = Array(#"{"error":{"code":"CONFLICT","message":"in progress"}}"#.utf8)
+            do throws(ClientError) { try APIClient.check(HTTPResponse(status: status, headers: headers, body: body)); return nil }
+            catch { return error }
+        }
+        #expect(check(409, ["retry-after": "1"]) == .transient(status: 409, message: "in progress"))
+        #expect(check(429, ["retry-after": "30"]) == .permanent(status: 429, code: "CONFLICT", message: "in progress"))
+        #expect(check(409, [:]) == .permanent(status: 409, code: "CONFLICT", message: "in progress"))
+    }
+
     @Test func backoffIsExponentialWithFullJitterAndCapped() {
         let backoff = Backoff()
         #expect(backoff.ceiling(afterAttempts: 1) == 1)

@@ -55,7 +55,8 @@ import Testing
             try DemoData.seed(store: server.store, now: Date(), timeZone: .current)
             let upcoming = try DemoData.seedUpcoming(server: server, now: Date(), timeZone: .current)
             #expect(upcoming.count == 3)
-            #expect(server.deliverDueMail() == 3)
+            // The worker may have sent them already; after this call nothing due is left unsent.
+            server.deliverDueMail()
             let files = DemoCommand.invitationFiles(in: directory + "/mail", upcoming: upcoming)
             #expect(files.map(\.label) == upcoming.map { "\($0.name) \($0.shortId)" })
             for file in files {

@@ -35,6 +35,8 @@ import Testing
                                                   headers: ["Idempotency-Key": "visit-42"], json: ["name": "Ana Pop"])
             #expect(second.status == 409)
             #expect((second.json?["error"] as? [String: Any])?["code"] as? String == "CONFLICT")
+            // Not final: it says when to come back, so an outbox retries instead of giving up.
+            #expect(second.headers["retry-after"] == "1")
 
             release.signal()
             firstDone.wait()

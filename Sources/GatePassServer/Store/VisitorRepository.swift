@@ -69,7 +69,8 @@ extension VisitorRepository {
     /// `updateState` that must win: a lost race is a conflict for the client to retry.
     func changeState(_ visitor: Visitor, from previous: Visitor, approvalCheckpointId: String? = nil) throws {
         guard try updateState(visitor, from: previous, approvalCheckpointId: approvalCheckpointId) else {
-            throw APIError.conflict("the visitor changed while this request ran; try again")
+            throw APIError(code: .conflict, message: "the visitor changed while this request ran; try again",
+                           headers: ["Retry-After": "1"])
         }
     }
 
