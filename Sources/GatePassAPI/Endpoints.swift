@@ -51,7 +51,10 @@ extension Endpoint {
     public static let checkpointsList = Endpoint(.get, "/api/checkpoints", .listCheckpoints)
     public static let checkpointsCreate = Endpoint(.post, "/api/checkpoints", .createCheckpoint)
     public static let organizationGet = Endpoint(.get, "/api/organization", .readOrganization)
+    public static let organizationUpdate = Endpoint(.patch, "/api/organization", .updateOrganization)
     public static let usersList = Endpoint(.get, "/api/users", .listUsers)
+    public static let usersCreate = Endpoint(.post, "/api/users", .createUser)
+    public static let usersUpdate = Endpoint(.patch, "/api/users/:id", .updateUser)
     public static let adminMailList = Endpoint(.get, "/api/admin/mail", .readMailLog)
     public static let adminMailTest = Endpoint(.post, "/api/admin/mail/test", .sendTestMail)
 

@@ -228,12 +228,13 @@ public struct APIClient: Sendable {
     }
 
     /// The role's route that registers (or unregisters) this device's push token
-    /// (PLATFORM_ADMIN has none: nil).
+    /// (PLATFORM_ADMIN and HOST have none: nil).
     public static func deviceEndpoint(role: Role, register: Bool) -> Endpoint? {
         switch role {
         case .owner, .admin: register ? .visitorsDeviceRegister : .visitorsDeviceUnregister
         case .approver: register ? .approverDeviceRegister : .approverDeviceUnregister
-        case .platformAdmin: nil
+        // A HOST is sent no organization-wide events, so no pushes either.
+        case .platformAdmin, .host: nil
         }
     }
 

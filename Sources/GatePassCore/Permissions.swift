@@ -15,7 +15,7 @@ public enum Action: String, Sendable, CaseIterable {
     case listOnSite, listExpectedPasses
     // The site
     case exportScanHistory, listCheckpoints, createCheckpoint
-    case readOrganization, listUsers, readMailLog, sendTestMail
+    case readOrganization, updateOrganization, listUsers, createUser, updateUser, readMailLog, sendTestMail
     case followEvents, issueEventTicket, listNotifications, markNotificationRead, deleteNotification
     case sendTestPush, listPushDeliveries
     // Operations
@@ -43,6 +43,9 @@ public enum Permissions {
 
     private static let managers: Set<Role> = [.owner, .admin]
     private static let readers: Set<Role> = [.owner, .admin, .platformAdmin]
+    /// A HOST reaches these too, for the visitors it registered or hosts (the handlers narrow it).
+    private static let managersAndHosts: Set<Role> = [.owner, .admin, .host]
+    private static let readersAndHosts: Set<Role> = [.owner, .admin, .platformAdmin, .host]
     private static let allUsers = Set(Role.allCases)
 
     private static func rule(for action: Action) -> Rule {
@@ -50,10 +53,12 @@ public enum Permissions {
         // The pass page's token is its own credential (checked by the handler).
         case .requestLoginCode, .logIn, .peekLoginCode, .checkHealth, .readMetrics, .openPassPage: .anyone
         case .readOwnProfile, .logOut: .users(allUsers)
-        case .listVisitors, .readVisitor, .renderPass, .exportScanHistory: .users(readers)
-        case .registerVisitor, .readManagerProfile, .cancelVisitor, .decideVisitor,
-             .registerManagerDevice, .unregisterManagerDevice, .createCheckpoint,
-             .editVisitor, .inviteVisitor, .checkOutVisitor, .readMailLog, .sendTestMail: .users(managers)
+        case .listVisitors, .readVisitor, .renderPass: .users(readersAndHosts)
+        case .exportScanHistory: .users(readers)
+        case .registerVisitor, .readManagerProfile, .cancelVisitor, .editVisitor, .inviteVisitor: .users(managersAndHosts)
+        case .decideVisitor, .registerManagerDevice, .unregisterManagerDevice, .createCheckpoint,
+             .checkOutVisitor, .readMailLog, .sendTestMail, .createUser, .updateUser: .users(managers)
+        case .updateOrganization: .users([.owner])
         // Choosing an approver; PLATFORM_ADMIN with ?organizationId= (api.md "Users").
         case .listUsers: .users(readers)
         case .readOrganization: .users(allUsers)
@@ -61,7 +66,7 @@ public enum Permissions {
              .registerApproverDevice, .unregisterApproverDevice: .users([.approver])
         case .listCheckpoints, .listNotifications: .users(allUsers)
         // PLATFORM_ADMIN makes no mutations.
-        case .markNotificationRead, .deleteNotification: .users([.owner, .admin, .approver])
+        case .markNotificationRead, .deleteNotification: .users([.owner, .admin, .approver, .host])
         case .sendTestPush, .listPushDeliveries: .users(managers)
         case .followEvents, .issueEventTicket: .scannerAnd(allUsers)
         case .issueScannerToken: .scannerIssuers

@@ -7,9 +7,115 @@ public struct Organization: Codable, Sendable, Equatable {
     public var name: String
     /// An IANA zone name, e.g. `Europe/Bucharest`.
     public var timeZone: String
+    /// Days after a pass ends before its visitor is anonymised (api.md "Retention").
+    public var retentionDays: Int
+    /// `"HH:MM"` site-local: when visitors still inside are checked out; nil = never.
+    public var autoCheckoutAt: String?
 
-    public init(id: String, name: String, timeZone: String) {
+    /// The policy an organization has until its owner sets one (api.md).
+    public static let defaultRetentionDays = 180
+
+    public init(id: String, name: String, timeZone: String, retentionDays: Int = Organization.defaultRetentionDays,
+                autoCheckoutAt: String? = nil) {
         self.id = id; self.name = name; self.timeZone = timeZone
+        self.retentionDays = retentionDays; self.autoCheckoutAt = autoCheckoutAt
+    }
+
+    enum CodingKeys: String, CodingKey { case id, name, timeZone, retentionDays, autoCheckoutAt }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(timeZone, forKey: .timeZone)
+        try c.encode(retentionDays, forKey: .retentionDays)
+        // Off is an explicit null, as api.md writes absent values.
+        try c.encode(autoCheckoutAt, forKey: .autoCheckoutAt)
+    }
+
+    // An answer of a server from before the settings (or a client's cached copy of one) has
+    // neither setting: it had the defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        name = try c.decode(String.self, forKey: .name)
+        timeZone = try c.decode(String.self, forKey: .timeZone)
+        retentionDays = try c.decodeIfPresent(Int.self, forKey: .retentionDays) ?? Self.defaultRetentionDays
+        autoCheckoutAt = try c.decodeIfPresent(String.self, forKey: .autoCheckoutAt)
+    }
+}
+
+/// What `PATCH /api/organization` changes (OWNER): absent keys stay as they are;
+/// `autoCheckoutAt: null` turns the automatic check-out off.
+public struct OrganizationChanges: Codable, Sendable, Equatable {
+    public var name: String?
+    public var timeZone: String?
+    public var retentionDays: Int?
+    /// nil: unchanged; `.some(nil)`: off.
+    public var autoCheckoutAt: String??
+
+    public init(name: String? = nil, timeZone: String? = nil, retentionDays: Int? = nil, autoCheckoutAt: String?? = nil) {
+        self.name = name; self.timeZone = timeZone; self.retentionDays = retentionDays; self.autoCheckoutAt = autoCheckoutAt
+    }
+
+    enum CodingKeys: String, CodingKey { case name, timeZone, retentionDays, autoCheckoutAt }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decodeIfPresent(String.self, forKey: .name)
+        timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
+        retentionDays = try c.decodeIfPresent(Int.self, forKey: .retentionDays)
+        if c.contains(.autoCheckoutAt) {
+            autoCheckoutAt = .some(try c.decodeNil(forKey: .autoCheckoutAt) ? nil : try c.decode(String.self, forKey: .autoCheckoutAt))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(name, forKey: .name)
+        try c.encodeIfPresent(timeZone, forKey: .timeZone)
+        try c.encodeIfPresent(retentionDays, forKey: .retentionDays)
+        if let autoCheckoutAt { try c.encode(autoCheckoutAt, forKey: .autoCheckoutAt) }
+    }
+}
+
+/// The rules of an organization's settings, shared by the server and the CLI.
+public enum OrganizationRules {
+    public static let retentionDaysRange = 1...3650
+
+    /// Whether `text` is `HH:MM` on a 24-hour clock (`00:00`…`23:59`, two digits each).
+    public static func isClockTime(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 5, bytes[2] == UInt8(ascii: ":"),
+              [0, 1, 3, 4].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[$0]) })
+        else { return false }
+        let hours = Int(bytes[0] - 48) * 10 + Int(bytes[1] - 48)
+        let minutes = Int(bytes[3] - 48) * 10 + Int(bytes[4] - 48)
+        return hours < 24 && minutes < 60
+    }
+}
+
+/// What `POST /api/users` takes (OWNER, ADMIN).
+public struct NewUser: Codable, Sendable, Equatable {
+    public var email: String
+    public var name: String
+    public var role: Role
+    public var canScanCheckpoint: Bool?
+
+    public init(email: String, name: String, role: Role, canScanCheckpoint: Bool? = nil) {
+        self.email = email; self.name = name; self.role = role; self.canScanCheckpoint = canScanCheckpoint
+    }
+}
+
+/// What `PATCH /api/users/:id` changes; absent keys stay as they are.
+public struct UserChanges: Codable, Sendable, Equatable {
+    public var name: String?
+    public var role: Role?
+    public var canScanCheckpoint: Bool?
+    public var disabled: Bool?
+
+    public init(name: String? = nil, role: Role? = nil, canScanCheckpoint: Bool? = nil, disabled: Bool? = nil) {
+        self.name = name; self.role = role; self.canScanCheckpoint = canScanCheckpoint; self.disabled = disabled
     }
 }
 

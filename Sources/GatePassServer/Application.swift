@@ -255,7 +255,7 @@ public final class GatePassApplication: HTTPResponder {
             store.writeAsync({ tx in try handler(self, call, tx) }) { [eventHub, mailWorker] result in
                 eventHub.committed()
                 if call.effects.queuedMail { mailWorker.wake() }
-                if call.endpoint == .authLogout { eventHub.sessionsEnded() }
+                call.effects.apply(to: eventHub)
                 switch result {
                 case .success(let response): reply(response)
                 case .failure(let error): reply(self.errorResponse(error, routeName: routeName))
@@ -302,7 +302,7 @@ public final class GatePassApplication: HTTPResponder {
         }) { [self] result in
             eventHub.committed()
             if call.effects.queuedMail { mailWorker.wake() }
-            if call.endpoint == .authLogout { eventHub.sessionsEnded() }
+            call.effects.apply(to: eventHub)
             _ = keysInProgress.withLock { $0.remove(slot) }
             changes.signal()
             switch result {
@@ -319,9 +319,24 @@ public final class GatePassApplication: HTTPResponder {
     /// woken early would not see the rows yet).
     final class CommitEffects: Sendable {
         private let mail = Atomic<Bool>(false)
+        private let endedSessions = Atomic<Bool>(false)
+        private let changedUsers = Locked<Set<String>>([])
         /// Set inside the transaction when it queued mail.
         func noteQueuedMail() { mail.store(true, ordering: .releasing) }
         var queuedMail: Bool { mail.load(ordering: .acquiring) }
+        /// Set inside the transaction when it revoked sessions (a logout, a disabled user):
+        /// their event streams must end now, not at their next connect.
+        func noteEndedSessions() { endedSessions.store(true, ordering: .releasing) }
+        /// Set inside the transaction when a user's role or scanning right changed: its open
+        /// streams were filtered for the old rights, so they end and reconnect under the new.
+        func noteChangedRights(ofUser userId: String) { changedUsers.withLock { _ = $0.insert(userId) } }
+
+        /// What the event hub must do now that the transaction committed.
+        func apply(to hub: EventHub) {
+            if endedSessions.load(ordering: .acquiring) { hub.sessionsEnded() }
+            let users = changedUsers.withLock { $0 }
+            if !users.isEmpty { hub.endStreams(ofUsers: users) }
+        }
     }
 
     /// push-test answers waiting now (for tests and diagnostics).

@@ -89,7 +89,8 @@ public enum DemoData {
                 case .expected, .cancelled: break
                 }
                 try tx.visitors.insert(visitor, organizationId: organizationId,
-                                       approvalCheckpointId: visitor.approvalRequestedAt == nil ? nil : gate.id)
+                                       approvalCheckpointId: visitor.approvalRequestedAt == nil ? nil : gate.id,
+                                       createdBy: nil)
                 // The two EXPECTED passes behave differently at the gate, so both are named.
                 let key = seed.status == .expected && seed.requiresApproval ? expectedNeedingApproval : seed.status.rawValue
                 if created[key] == nil { created[key] = visitor.shortId.rawValue }

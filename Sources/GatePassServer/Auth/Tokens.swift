@@ -174,7 +174,8 @@ enum Sessions {
     /// The session is read strictly first (see `SessionRepository.find`), and only then judged.
     static func principal(for claims: TokenClaims, now: Date, _ tx: any Transaction) throws -> Principal? {
         guard let session = try tx.sessions.find(id: claims.sessionId) else { return nil }
-        guard session.revokedAt == nil, session.expiresAt.milliseconds > now.milliseconds, session.kind == claims.kind
+        guard session.revokedAt == nil, session.expiresAt.milliseconds > now.milliseconds, session.kind == claims.kind,
+              !session.userDisabled
         else { return nil }
         return Principal(user: session.user, sessionId: claims.sessionId, sessionExpiresAt: session.expiresAt,
                          credential: session.credential)
@@ -183,5 +184,10 @@ enum Sessions {
     /// Ends a login session and every scanner token it created.
     static func revoke(loginSession id: String, now: Date, _ tx: any Transaction) throws {
         try tx.sessions.revoke(loginSession: id, at: now)
+    }
+
+    /// Ends every login session and scanner token of a user (it was disabled).
+    static func revoke(sessionsOfUser userId: String, now: Date, _ tx: any Transaction) throws {
+        try tx.sessions.revoke(sessionsOfUser: userId, at: now)
     }
 }

@@ -79,13 +79,20 @@ final class EventHub: @unchecked Sendable {
         }
     }
 
-    /// A logout committed: streams of ended sessions must end now, not at their next connect.
+    /// A logout or a disable committed: streams of ended sessions must end now, not at their next connect.
     func sessionsEnded() {
         condition.withLock {
             mustRevalidate = true
             signaled = true
             condition.signal()
         }
+    }
+
+    /// Users whose rights changed: their open streams end now; their clients reconnect and
+    /// are filtered under the new rights.
+    func endStreams(ofUsers userIds: Set<String>) {
+        let affected = condition.withLock { streams.values.filter { userIds.contains($0.filter.userId) } }
+        for stream in affected { stream.end() }
     }
 
     // MARK: - Subscribing

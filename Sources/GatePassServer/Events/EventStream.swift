@@ -5,7 +5,7 @@ import HTTPServer
 /// The audience rule of api.md for one stream: OWNER/ADMIN every event of the organization;
 /// an APPROVER the events of visitors assigned to it or unassigned; a scanner token the
 /// events of its checkpoint (a decision is an event of the checkpoint that asked for it);
-/// PLATFORM_ADMIN nothing. Events for one user (notification.*) reach only that user's
+/// PLATFORM_ADMIN nothing; a HOST only the events for it alone. Events for one user (notification.*) reach only that user's
 /// login streams; push.test for one device only the stream that presented its token.
 struct EventStreamFilter: Sendable {
     enum Subscriber: Sendable {
@@ -37,6 +37,9 @@ struct EventStreamFilter: Sendable {
         }
     }
 
+    /// The user behind the stream's token.
+    var userId: String { user.id }
+
     func admits(_ event: StoredEvent) -> Bool {
         let audience = event.audience
         guard audience.organizationId == user.organizationId else { return false }
@@ -49,7 +52,9 @@ struct EventStreamFilter: Sendable {
             switch user.role {
             case .owner, .admin: return true
             case .approver: return audience.approverId == nil || audience.approverId == user.id
-            case .platformAdmin: return false
+            // A HOST sees only its own visitors, and the log has no audience column for a
+            // visitor's host: it gets the events addressed to it alone.
+            case .platformAdmin, .host: return false
             }
         case .scanner(_, let checkpointId):
             return audience.userId == nil && audience.checkpointId == checkpointId

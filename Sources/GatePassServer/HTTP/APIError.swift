@@ -92,3 +92,14 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         return response
     }
 }
+
+extension APIError {
+    /// A refused user change: 403 for a rule of who may do what, 409 for the last OWNER.
+    /// (In an extension: an initializer in the struct's body would hide the memberwise one.)
+    init(_ violation: UserRuleViolation) {
+        switch violation {
+        case .forbidden(let message): self.init(code: .forbidden, message: message)
+        case .conflict(let message): self.init(code: .conflict, message: message)
+        }
+    }
+}

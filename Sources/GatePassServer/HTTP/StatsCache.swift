@@ -1,3 +1,4 @@
+import Foundation
 import GatePassCore
 import HTTPServer
 
@@ -11,24 +12,35 @@ final class StatsCache: Sendable {
     struct Key: Hashable, Sendable {
         var organization: String
         var checkpoint: String?
-        var day: Int64
+    }
+
+    /// An answer with the day it counts: "today" in the site's zone as it was in that
+    /// generation (a change of the zone is a committed write, so it moves the generation).
+    private struct Entry {
+        var generation: UInt64
+        var day: ValidityWindow
+        var response: HTTPResponse
     }
 
     /// The encoded answer is kept, so a hit costs neither a query nor JSON encoding.
-    private let entries = Locked<[Key: (generation: UInt64, response: HTTPResponse)]>([:])
+    private let entries = Locked<[Key: Entry]>([:])
 
-    func lookup(_ key: Key, generation: UInt64) -> HTTPResponse? {
+    /// The answer for `key` if no write committed since it was computed and `now` still falls
+    /// on the day it counts. A hit needs no query, not even for the site's zone.
+    func lookup(_ key: Key, generation: UInt64, now: Date) -> HTTPResponse? {
         entries.withLock { entries in
-            guard let entry = entries[key], entry.generation == generation else { return nil }
+            guard let entry = entries[key], entry.generation == generation,
+                  entry.day.from <= now, now <= entry.day.until
+            else { return nil }
             return entry.response
         }
     }
 
-    func store(_ response: HTTPResponse, for key: Key, generation: UInt64) {
+    func store(_ response: HTTPResponse, for key: Key, generation: UInt64, day: ValidityWindow) {
         entries.withLock { entries in
             // Stale generations are useless; dropping them bounds the cache to the live keys.
             if entries.count > 1_000 { entries = entries.filter { $0.value.generation == generation } }
-            entries[key] = (generation, response)
+            entries[key] = Entry(generation: generation, day: day, response: response)
         }
     }
 }

@@ -20,7 +20,8 @@ extension GatePassApplication {
         let body = try JSONBody.decode(SendOTPBody.self, from: call.request.body)
         let email = try Field.email(body.email, required: true)!
         let code = try otp.issue(email: email, now: call.now, tx)
-        let user = try tx.directory.user(email: email)
+        // A disabled user is mailed no code: it is answered as an unknown email is.
+        let user = try tx.directory.user(email: email).flatMap { try tx.directory.isDisabled(userId: $0.id) ? nil : $0 }
         if devMode {
             logSink.log("dev: one-time code for \(email) is \(code)")
         }
@@ -47,7 +48,9 @@ extension GatePassApplication {
         }
         // An unknown email and a wrong code answer the same 401. It is returned, not thrown:
         // a throw rolls the transaction back, and the wrong try must stay counted.
-        guard try otp.redeem(email: email, code: code, now: call.now, tx), let user = try tx.directory.user(email: email) else {
+        guard try otp.redeem(email: email, code: code, now: call.now, tx), let user = try tx.directory.user(email: email),
+              try !tx.directory.isDisabled(userId: user.id)
+        else {
             return APIError.unauthorized("the code is wrong, expired or used up; ask for a new one").response
         }
         let claims = try Sessions.create(userId: user.id, kind: .login, parent: nil, checkpointId: nil, now: call.now,
@@ -67,6 +70,7 @@ extension GatePassApplication {
 
     func logout(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         try Sessions.revoke(loginSession: call.caller.sessionId, now: call.now, tx)
+        call.effects.noteEndedSessions()
         return Self.noContent
     }
 

@@ -145,11 +145,14 @@ extension GatePassApplication {
         let company = try Field.text(body.company, "company")
         let purpose = try Field.text(body.purpose, "purpose", maxLength: 500)
         let hostName = try Field.text(body.hostName, "hostName")
+        // The walk-in's pass is for the site's today, in the site's zone.
+        let zone = try site(caller.organizationId, tx).timeZone
         let visitor = try tx.visitors.insertWithFreshShortID(organizationId: caller.organizationId,
-                                                             approvalCheckpointId: caller.checkpointId) { shortId in
+                                                             approvalCheckpointId: caller.checkpointId,
+                                                             createdBy: caller.user.id) { shortId in
             Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
                     purpose: purpose, hostName: hostName, approverId: nil, requiresApproval: true, walkIn: true,
-                    status: .awaitingApproval, validity: ValidityWindow.day(containing: call.now, in: timeZone),
+                    status: .awaitingApproval, validity: ValidityWindow.day(containing: call.now, in: zone),
                     createdAt: call.now, approvalRequestedAt: call.now)
         }
         try tx.events.appendVisitorEvent(.requestCreated, visitor: visitor, organizationId: caller.organizationId,
@@ -188,7 +191,7 @@ extension GatePassApplication {
             }
             since = value
         }
-        let today = ValidityWindow.day(containing: call.now, in: timeZone)
+        let today = ValidityWindow.day(containing: call.now, in: try site(call.caller.organizationId, tx).timeZone)
         let rows = try tx.visitors.changed(organizationId: call.caller.organizationId, after: since, validDuring: today,
                                            limit: 500)
         return JSONBody.response(ExpectedPasses(items: rows.map(\.visitor), cursor: String(rows.last?.changeSequence ?? since)))
@@ -202,13 +205,16 @@ extension GatePassApplication {
     func stats(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let organization = call.caller.organizationId
         let checkpoint = call.request.query["checkpointId"]
-        let today = ValidityWindow.day(containing: call.now, in: timeZone)
-        let key = StatsCache.Key(organization: organization, checkpoint: checkpoint, day: today.from.milliseconds)
+        let key = StatsCache.Key(organization: organization, checkpoint: checkpoint)
         let generation = store.writeGeneration.load(ordering: .acquiring)
-        if let cached = statsCache.lookup(key, generation: generation) { return cached }
+        if let cached = statsCache.lookup(key, generation: generation, now: call.now) { return cached }
+        // "Today" is the site's: its zone is read in this generation, so a change of it (a
+        // committed write) is never answered from an entry of the old zone.
+        let zone = try site(organization, tx).timeZone
+        let today = ValidityWindow.day(containing: call.now, in: zone)
         let stats = try tx.visitors.counts(organizationId: organization, checkpointId: checkpoint, day: today)
         let response = JSONBody.response(stats)
-        statsCache.store(response, for: key, generation: generation)
+        statsCache.store(response, for: key, generation: generation, day: today)
         return response
     }
 

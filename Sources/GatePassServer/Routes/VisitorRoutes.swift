@@ -49,7 +49,9 @@ extension GatePassApplication {
         let company = try Field.text(body.company, "company")
         let purpose = try Field.text(body.purpose, "purpose", maxLength: 500)
         let hostName = try Field.text(body.hostName, "hostName")
-        let hostEmail = try Field.email(body.hostEmail, "hostEmail")
+        // A HOST registers its own visitors: it is their host unless it names another, so the
+        // arrival mail reaches it.
+        let hostEmail = try Field.email(body.hostEmail, "hostEmail") ?? (caller.role == .host ? caller.email : nil)
         try checkApprover(body.approverId, organizationId: caller.organizationId, tx)
         // Defaults (api.md): today 00:00:00–23:59:59 in the site's zone. With only validFrom,
         // the pass lasts to the end of that local day.
@@ -57,7 +59,7 @@ extension GatePassApplication {
         let from = body.validFrom?.date ?? ValidityWindow.day(containing: call.now, in: zone).from
         let until = body.validUntil?.date ?? ValidityWindow.day(containing: from, in: zone).until
         do { try VisitorEditing.check(ValidityWindow(from: from, until: until)) } catch { throw APIError.badRequest(error.message) }
-        let visitor = try tx.visitors.insertWithFreshShortID(organizationId: caller.organizationId) { shortId in
+        let visitor = try tx.visitors.insertWithFreshShortID(organizationId: caller.organizationId, createdBy: caller.id) { shortId in
             Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
                     purpose: purpose, hostName: hostName, hostEmail: hostEmail, approverId: body.approverId,
                     requiresApproval: body.requiresApproval ?? false, walkIn: false, status: .expected,
@@ -145,7 +147,17 @@ extension GatePassApplication {
         case .owner, .admin:
             guard record.organizationId == caller.organizationId else { throw APIError.notFound("visitor") }
             return record
+        case .host:
+            guard record.organizationId == caller.organizationId, Self.isHosted(record, by: caller.user)
+            else { throw APIError.notFound("visitor") }
+            return record
         }
+    }
+
+    /// A HOST's visitors: those it registered, and those whose `hostEmail` is its email (the
+    /// list's filter, `VisitorListFilter.hostedBy`, is the same rule in SQL).
+    static func isHosted(_ record: VisitorRecord, by host: Profile) -> Bool {
+        record.createdBy == host.id || record.visitor.hostEmail == host.email
     }
 
     /// The organization a read covers: the caller's own, or for PLATFORM_ADMIN the one named
@@ -163,6 +175,7 @@ extension GatePassApplication {
         let limit = try Field.limit(query)
         let cursor = try Field.cursor(query)
         var filter = VisitorListFilter(organizationId: readScope(call), status: status, search: search)
+        if call.caller.user.role == .host { filter.hostedBy = call.caller.user }
         if query["from"] != nil || query["to"] != nil {
             // Days of the caller's site; PLATFORM_ADMIN reading every site uses the server's zone.
             let zone = try readScope(call).map { try site($0, tx).timeZone } ?? timeZone

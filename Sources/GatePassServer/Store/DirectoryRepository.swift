@@ -15,8 +15,19 @@ protocol DirectoryRepository {
     func createOrganization(name: String, now: Date) throws -> String
     func createUser(organizationId: String, email: String, name: String, role: Role, canScan: Bool,
                     now: Date) throws -> Profile
-    /// The organization's name and its own time zone (nil: the server's).
+    /// The organization's name, its own time zone (nil: the server's) and its settings.
     func organization(id: String) throws -> StoredOrganization?
+    /// Stores every field of `organization` (a PATCH has merged its changes already).
+    func update(_ organization: StoredOrganization) throws
+    /// A user as the user routes answer it.
+    func userSummary(id: String) throws -> UserSummary?
+    /// Stores a user's changeable fields (a PATCH has merged and judged its changes already).
+    func update(userId: String, name: String, role: Role, canScan: Bool, disabled: Bool) throws
+    /// The `canScanCheckpoint` flag as stored (profiles show it only for APPROVERs).
+    func storedCanScan(userId: String) throws -> Bool
+    /// OWNERs of the organization who are not disabled.
+    func activeOwnerCount(organizationId: String) throws -> Int
+    func isDisabled(userId: String) throws -> Bool
     /// Users of one organization (nil: every organization), newest first.
     func users(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(user: UserSummary, cursor: ListCursor)]
     /// Every APPROVER of the organization (the audience of an unassigned visitor's approval mail).
@@ -29,6 +40,8 @@ struct StoredOrganization: Sendable, Equatable {
     var id: String
     var name: String
     var timeZone: String?
+    var retentionDays: Int = Organization.defaultRetentionDays
+    var autoCheckoutAt: String? = nil
 }
 
 extension Checkpoint {

@@ -8,6 +8,8 @@ struct StoredSession: Sendable {
     var expiresAt: Date
     var revokedAt: Date?
     var user: Profile
+    /// A disabled user's sessions are revoked when it is disabled; this is the backstop.
+    var userDisabled: Bool = false
 }
 
 /// Sessions: one per login and per scanner token, revoked on logout.
@@ -19,8 +21,10 @@ protocol SessionRepository {
     func find(id: String) throws -> StoredSession?
     /// Ends a login session and every scanner session it created.
     func revoke(loginSession id: String, at time: Date) throws
+    /// Ends every session of a user, login and scanner (the user was disabled).
+    func revoke(sessionsOfUser userId: String, at time: Date) throws
 
-    /// Which of `sessionIds` are neither revoked nor expired at `now`: a stream lives no
+    /// Which of `sessionIds` are neither revoked nor expired at `now`, nor of a disabled user: a stream lives no
     /// longer than its session.
     func liveSessions(among sessionIds: Set<String>, now: Date) throws -> Set<String>
 }

@@ -6,6 +6,8 @@ struct VisitorRecord: Sendable {
     var visitor: Visitor
     var organizationId: String
     var approvalCheckpointId: String?
+    /// The user who registered the visitor (nil for rows from before issue 12 and demo data).
+    var createdBy: String? = nil
     /// The row's position among rows with the same list time (the keyset cursor's tie-break).
     var seq: Int64
 }
@@ -19,6 +21,8 @@ struct VisitorListFilter: Sendable {
     var search: String?
     /// Only visitors whose validity overlaps this range (`from=`/`to=`).
     var validDuring: ValidityWindow? = nil
+    /// Only visitors this HOST registered or hosts (`hostEmail` = its email).
+    var hostedBy: Profile? = nil
 }
 
 /// How often the same person (same email, or same phone without one) came before.
@@ -38,7 +42,7 @@ protocol VisitorRepository {
     func setPassToken(hash: [UInt8]?, visitorId: String) throws
     /// Whether the visitor has a pass page (an invitation was sent).
     func hasPassToken(visitorId: String) throws -> Bool
-    func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String?) throws
+    func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String?, createdBy: String?) throws
     /// Stores the state `previous` → `visitor` changed, only if the stored status is still
     /// `previous.status` (a conditional update, so exactly one of two racing changes wins on
     /// any database); false when it was not.
@@ -63,7 +67,7 @@ protocol VisitorRepository {
 
 extension VisitorRepository {
     func insert(_ visitor: Visitor, organizationId: String) throws {
-        try insert(visitor, organizationId: organizationId, approvalCheckpointId: nil)
+        try insert(visitor, organizationId: organizationId, approvalCheckpointId: nil, createdBy: nil)
     }
 
     /// `updateState` that must win: a lost race is a conflict for the client to retry.
@@ -93,13 +97,14 @@ extension VisitorRepository {
     }
 
     /// Inserts `make(shortId)` with a fresh short id, drawing again on the (rare) collision.
-    func insertWithFreshShortID(organizationId: String, approvalCheckpointId: String? = nil,
+    func insertWithFreshShortID(organizationId: String, approvalCheckpointId: String? = nil, createdBy: String? = nil,
                                 _ make: (ShortID) -> Visitor) throws -> Visitor {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<8 {
             let visitor = make(ShortID.random(using: &generator))
             if try !isTaken(shortId: visitor.shortId) {
-                try insert(visitor, organizationId: organizationId, approvalCheckpointId: approvalCheckpointId)
+                try insert(visitor, organizationId: organizationId, approvalCheckpointId: approvalCheckpointId,
+                           createdBy: createdBy)
                 return visitor
             }
         }

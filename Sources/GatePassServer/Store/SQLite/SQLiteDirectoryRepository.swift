@@ -8,18 +8,19 @@ struct SQLiteDirectoryRepository: DirectoryRepository {
     private static let userColumns = "id, email, name, role, organization_id, can_scan"
 
     /// An unknown role throws: it must never read as some role nobody gave.
-    private static func profile(_ row: Row) throws -> Profile {
-        Profile(id: try row.string(0), email: try row.string(1), name: try row.string(2),
-                role: try row.parsed(3, as: "role", Role.init(rawValue:)), organizationId: try row.string(4),
-                canScanCheckpoint: try row.bool(5))
+    static func profile(_ row: Row, from first: Int32 = 0) throws -> Profile {
+        let role = try row.parsed(first + 3, as: "role", Role.init(rawValue:))
+        return Profile(id: try row.string(first), email: try row.string(first + 1), name: try row.string(first + 2),
+                       role: role, organizationId: try row.string(first + 4),
+                       canScanCheckpoint: role.canScanCheckpoint(stored: try row.bool(first + 5)))
     }
 
     func user(email: String) throws -> Profile? {
-        try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE email = ?", [email.lowercased()], Self.profile)
+        try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE email = ?", [email.lowercased()], { try Self.profile($0) })
     }
 
     func user(id: String) throws -> Profile? {
-        try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE id = ?", [id], Self.profile)
+        try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE id = ?", [id], { try Self.profile($0) })
     }
 
     func organizationId(named name: String) throws -> String? {
@@ -47,7 +48,7 @@ struct SQLiteDirectoryRepository: DirectoryRepository {
             INSERT INTO users (id, organization_id, email, name, role, can_scan, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             """, [id, organizationId, email.lowercased(), name, role.rawValue, canScan, now.milliseconds])
         return Profile(id: id, email: email.lowercased(), name: name, role: role, organizationId: organizationId,
-                       canScanCheckpoint: canScan)
+                       canScanCheckpoint: role.canScanCheckpoint(stored: canScan))
     }
 
     func organizationId(ofUser userId: String) throws -> String? {
@@ -55,9 +56,40 @@ struct SQLiteDirectoryRepository: DirectoryRepository {
     }
 
     func organization(id: String) throws -> StoredOrganization? {
-        try db.queryFirst("SELECT id, name, time_zone FROM organizations WHERE id = ?", [id]) {
-            StoredOrganization(id: try $0.string(0), name: try $0.string(1), timeZone: try $0.optionalString(2))
+        try db.queryFirst("SELECT id, name, time_zone, retention_days, auto_checkout_at FROM organizations WHERE id = ?", [id]) {
+            StoredOrganization(id: try $0.string(0), name: try $0.string(1), timeZone: try $0.optionalString(2),
+                               retentionDays: try $0.int(3), autoCheckoutAt: try $0.optionalString(4))
         }
+    }
+
+    func update(_ organization: StoredOrganization) throws {
+        try db.execute("UPDATE organizations SET name = ?, time_zone = ?, retention_days = ?, auto_checkout_at = ? WHERE id = ?",
+                       [organization.name, organization.timeZone, organization.retentionDays, organization.autoCheckoutAt,
+                        organization.id])
+    }
+
+    func userSummary(id: String) throws -> UserSummary? {
+        try db.queryFirst("SELECT \(Self.userColumns), disabled, last_login_at FROM users WHERE id = ?", [id]) { row in
+            UserSummary(profile: try Self.profile(row), disabled: try row.bool(6), lastLoginAt: try row.optionalDate(7))
+        }
+    }
+
+    func update(userId: String, name: String, role: Role, canScan: Bool, disabled: Bool) throws {
+        try db.execute("UPDATE users SET name = ?, role = ?, can_scan = ?, disabled = ? WHERE id = ?",
+                       [name, role.rawValue, canScan, disabled, userId])
+    }
+
+    func storedCanScan(userId: String) throws -> Bool {
+        try db.queryFirst("SELECT can_scan FROM users WHERE id = ?", [userId]) { try $0.bool(0) } ?? false
+    }
+
+    func activeOwnerCount(organizationId: String) throws -> Int {
+        Int(try db.scalarInt("SELECT COUNT(*) FROM users WHERE organization_id = ? AND role = 'OWNER' AND disabled = 0",
+                             [organizationId]) ?? 0)
+    }
+
+    func isDisabled(userId: String) throws -> Bool {
+        try db.scalarInt("SELECT COUNT(*) FROM users WHERE id = ? AND disabled = 1", [userId]) == 1
     }
 
     func users(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(user: UserSummary, cursor: ListCursor)] {
@@ -73,7 +105,7 @@ struct SQLiteDirectoryRepository: DirectoryRepository {
 
     func approvers(organizationId: String) throws -> [Profile] {
         try db.query("SELECT \(Self.userColumns) FROM users WHERE organization_id = ? AND role = 'APPROVER' AND disabled = 0",
-                     [organizationId], Self.profile)
+                     [organizationId], { try Self.profile($0) })
     }
 
     func recordLogin(userId: String, at time: Date) throws {

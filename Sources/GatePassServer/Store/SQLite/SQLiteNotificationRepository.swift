@@ -11,6 +11,9 @@ struct SQLiteNotificationRepository: NotificationRepository {
         case .platformAdmin:
             // api.md: PLATFORM_ADMIN receives no events.
             return ("0", [])
+        case .host:
+            // Only what is addressed to it: organization-wide events may name visitors it does not see.
+            return ("e.organization_id = ? AND e.user_id = ?", [user.organizationId, user.id])
         case .owner, .admin:
             return ("e.organization_id = ? AND (e.user_id IS NULL OR e.user_id = ?)", [user.organizationId, user.id])
         case .approver:

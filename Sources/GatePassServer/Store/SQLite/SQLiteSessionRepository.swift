@@ -17,17 +17,16 @@ struct SQLiteSessionRepository: SessionRepository {
     func find(id: String) throws -> StoredSession? {
         try db.queryFirst("""
             SELECT s.kind, s.checkpoint_id, s.expires_at, s.revoked_at,
-                   u.id, u.email, u.name, u.role, u.organization_id, u.can_scan
+                   u.id, u.email, u.name, u.role, u.organization_id, u.can_scan, u.disabled
             FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?
             """, [id]) { row in
             let kind = try row.parsed(0, as: "session kind", TokenClaims.Kind.init(storedName:))
             let expiresAt = try row.date(2)
             let revokedAt = try row.optionalDate(3)
-            let user = Profile(id: try row.string(4), email: try row.string(5), name: try row.string(6),
-                               role: try row.parsed(7, as: "role", Role.init(rawValue:)),
-                               organizationId: try row.string(8), canScanCheckpoint: try row.bool(9))
+            let user = try SQLiteDirectoryRepository.profile(row, from: 4)
             let credential: Principal.Credential = kind == .login ? .login : .scanner(checkpointId: try row.string(1))
-            return StoredSession(kind: kind, credential: credential, expiresAt: expiresAt, revokedAt: revokedAt, user: user)
+            return StoredSession(kind: kind, credential: credential, expiresAt: expiresAt, revokedAt: revokedAt, user: user,
+                                 userDisabled: try row.bool(10))
         }
     }
 
@@ -36,10 +35,17 @@ struct SQLiteSessionRepository: SessionRepository {
                        [time.milliseconds, id, id])
     }
 
+    func revoke(sessionsOfUser userId: String, at time: Date) throws {
+        try db.execute("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [time.milliseconds, userId])
+    }
+
     func liveSessions(among sessionIds: Set<String>, now: Date) throws -> Set<String> {
         let nowMilliseconds = now.milliseconds
         return try Set(sessionIds.filter { id in
-            try db.queryFirst("SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?", [id, nowMilliseconds]) { _ in
+            try db.queryFirst("""
+                SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.id = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND u.disabled = 0
+                """, [id, nowMilliseconds]) { _ in
                 true
             } ?? false
         })

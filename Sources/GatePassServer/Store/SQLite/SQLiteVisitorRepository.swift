@@ -8,7 +8,8 @@ struct SQLiteVisitorRepository: VisitorRepository {
     static let columns = """
         id, short_id, name, email, phone, company, purpose, host_name, approver_id, requires_approval, walk_in,
         status, valid_from, valid_until, created_at, approval_requested_at, decided_at, decided_by, decision_note,
-        checked_in_at, checked_out_at, checkpoint_id, organization_id, approval_checkpoint_id, seq, host_email
+        checked_in_at, checked_out_at, checkpoint_id, organization_id, approval_checkpoint_id, seq, host_email,
+        created_by
         """
 
     /// A row of `columns`. A value not understood (an unknown status, a malformed short id,
@@ -27,7 +28,8 @@ struct SQLiteVisitorRepository: VisitorRepository {
             checkedInAt: try row.optionalDate(19), checkedOutAt: try row.optionalDate(20),
             checkpointId: try row.optionalString(21))
         return VisitorRecord(visitor: visitor, organizationId: try row.string(22),
-                             approvalCheckpointId: try row.optionalString(23), seq: try row.int64(24))
+                             approvalCheckpointId: try row.optionalString(23), createdBy: try row.optionalString(26),
+                             seq: try row.int64(24))
     }
 
     func find(id: String) throws -> VisitorRecord? {
@@ -73,21 +75,22 @@ struct SQLiteVisitorRepository: VisitorRepository {
         return value
     }
 
-    func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String?) throws {
+    func insert(_ visitor: Visitor, organizationId: String, approvalCheckpointId: String?, createdBy: String?) throws {
         let texts = Self.searchTexts(visitor)
         try db.execute("""
             INSERT INTO visitors (id, short_id, name, email, phone, company, purpose, host_name, approver_id,
                 requires_approval, walk_in, status, valid_from, valid_until, created_at, approval_requested_at,
                 decided_at, decided_by, decision_note, checked_in_at, checked_out_at, checkpoint_id,
-                organization_id, approval_checkpoint_id, change_seq, search_text, lookup_text, host_email)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                organization_id, approval_checkpoint_id, change_seq, search_text, lookup_text, host_email, created_by)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [visitor.id, visitor.shortId.rawValue, visitor.name, visitor.email, visitor.phone, visitor.company,
                   visitor.purpose, visitor.hostName, visitor.approverId, visitor.requiresApproval, visitor.walkIn,
                   visitor.status.rawValue, visitor.validity.from.milliseconds, visitor.validity.until.milliseconds,
                   visitor.createdAt.milliseconds, visitor.approvalRequestedAt?.milliseconds,
                   visitor.decidedAt?.milliseconds, visitor.decidedBy, visitor.decisionNote,
                   visitor.checkedInAt?.milliseconds, visitor.checkedOutAt?.milliseconds, visitor.checkpointId,
-                  organizationId, approvalCheckpointId, try nextChangeSeq(), texts.search, texts.lookup, visitor.hostEmail])
+                  organizationId, approvalCheckpointId, try nextChangeSeq(), texts.search, texts.lookup, visitor.hostEmail,
+                  createdBy])
     }
 
     /// Stores the fields a change made differ (from `previous` to `visitor`: a decision's
@@ -147,6 +150,10 @@ struct SQLiteVisitorRepository: VisitorRepository {
         var arguments: [any SQLBindable] = []
         if let organization = filter.organizationId { sql += " AND organization_id = ?"; arguments.append(organization) }
         if let status = filter.status { sql += " AND status = ?"; arguments.append(status.rawValue) }
+        if let host = filter.hostedBy {
+            sql += " AND (created_by = ? OR host_email = ?)"
+            arguments += [host.id, host.email]
+        }
         if let days = filter.validDuring {
             sql += " AND valid_until >= ? AND valid_from <= ?"
             arguments += [days.from.milliseconds, days.until.milliseconds]
@@ -208,7 +215,7 @@ struct SQLiteVisitorRepository: VisitorRepository {
             WHERE organization_id = ? AND change_seq > ? AND valid_until >= ? AND valid_from <= ?
             ORDER BY change_seq LIMIT ?
             """, [organizationId, sequence, day.from.milliseconds, day.until.milliseconds, limit]) {
-            (try Self.record($0).visitor, try $0.int64(26))
+            (try Self.record($0).visitor, try $0.int64(27))
         }
     }
 

@@ -213,5 +213,37 @@ enum Schema {
         CREATE INDEX mail_queue_due ON mail_queue(next_attempt_at) WHERE status = 'queued';
         CREATE INDEX mail_queue_newest ON mail_queue(organization_id, created_at DESC, seq DESC);
         """),
+        // Issue 12, users and settings. SQLite cannot change a CHECK, so the users table is
+        // rebuilt for the HOST role. The rows that reference users (sessions, visitors,
+        // scans, devices) keep pointing at "users": its foreign keys are deferred to the
+        // commit, the old rows are dropped and the same rows inserted into the new table, so
+        // the commit fails (and the migration rolls back) if a single reference were left
+        // dangling. `created_by` is who registered a visitor (a HOST sees those it registered).
+        Migration("0005-users", """
+        PRAGMA defer_foreign_keys = ON;
+        CREATE TEMP TABLE users_before_0005 AS SELECT * FROM users;
+        DROP TABLE users;
+        CREATE TABLE users (
+            id TEXT PRIMARY KEY,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            email TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('OWNER', 'ADMIN', 'APPROVER', 'PLATFORM_ADMIN', 'HOST')),
+            can_scan INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            last_login_at INTEGER,
+            disabled INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO users (id, organization_id, email, name, role, can_scan, created_at, last_login_at, disabled)
+            SELECT id, organization_id, email, name, role, can_scan, created_at, last_login_at, disabled FROM users_before_0005;
+        DROP TABLE users_before_0005;
+        CREATE INDEX users_organization ON users(organization_id);
+        CREATE INDEX sessions_user ON sessions(user_id) WHERE revoked_at IS NULL;
+        ALTER TABLE visitors ADD COLUMN created_by TEXT REFERENCES users(id);
+        CREATE INDEX visitors_created_by ON visitors(organization_id, created_by);
+        CREATE INDEX visitors_host_email ON visitors(organization_id, host_email);
+        ALTER TABLE organizations ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 180;
+        ALTER TABLE organizations ADD COLUMN auto_checkout_at TEXT;
+        """),
     ]
 }
