@@ -10,6 +10,9 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
     case owner, admin, approverScan, approver, platformAdmin, scanner, noToken, garbageToken
     /// Users of a second organization acting on the first organization's ids.
     case otherOwner, otherApprover, otherScanner
+    /// A HOST of the first organization: the cells' visitors were registered by another user
+    /// for no host, so they are not its own (404), while its list and its own creations work.
+    case host
 
     var description: String { rawValue }
 }
@@ -24,73 +27,78 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
 @Suite struct AuthorizationMatrixTests {
     static let servedEndpoints = GatePassApplication.routes.map(\.endpoint)
 
-    //                                  OWNER ADMIN APPR+ APPR  PLATF SCAN  none  garb  oOWN  oAPPR oSCAN
+    //                                  OWNER ADMIN APPR+ APPR  PLATF SCAN  none  garb  oOWN  oAPPR oSCAN HOST
     static let table: [Endpoint: [Int]] = [
-        .authSendOTP:                   [202,  202,  202,  202,  202,  202,  202,  401,  202,  202,  202],
-        .authVerifyOTP:                 [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200],
-        .authDevPeekOTP:                [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200],
-        .authMe:                        [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403],
-        .authLogout:                    [204,  204,  204,  204,  204,  403,  401,  401,  204,  204,  403],
+        .authSendOTP:                   [202,  202,  202,  202,  202,  202,  202,  401,  202,  202,  202,  202],
+        .authVerifyOTP:                 [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200,  200],
+        .authDevPeekOTP:                [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200,  200],
+        .authMe:                        [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403,  200],
+        .authLogout:                    [204,  204,  204,  204,  204,  403,  401,  401,  204,  204,  403,  204],
 
-        .visitorsList:                  [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403],
-        .visitorsCreate:                [201,  201,  403,  403,  403,  403,  401,  401,  201,  403,  403],
-        .visitorsAdminMe:               [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
-        .visitorsGet:                   [200,  200,  403,  403,  200,  403,  401,  401,  404,  403,  403],
-        .visitorsCancel:                [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
-        .visitorsApprove:               [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
-        .visitorsReject:                [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
-        .visitorsPass:                  [200,  200,  403,  403,  200,  403,  401,  401,  404,  403,  403],
-        .visitorsPassPNG:               [200,  200,  403,  403,  200,  403,  401,  401,  404,  403,  403],
-        .visitorsUpdate:                [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
-        .visitorsInvite:                [202,  202,  403,  403,  403,  403,  401,  401,  404,  403,  403],
+        .visitorsList:                  [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403,  200],
+        .visitorsCreate:                [201,  201,  403,  403,  403,  403,  401,  401,  201,  403,  403,  201],
+        .visitorsAdminMe:               [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  200],
+        .visitorsGet:                   [200,  200,  403,  403,  200,  403,  401,  401,  404,  403,  403,  404],
+        .visitorsCancel:                [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  404],
+        .visitorsApprove:               [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        .visitorsReject:                [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        .visitorsPass:                  [200,  200,  403,  403,  200,  403,  401,  401,  404,  403,  403,  404],
+        .visitorsPassPNG:               [200,  200,  403,  403,  200,  403,  401,  401,  404,  403,  403,  404],
+        .visitorsUpdate:                [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  404],
+        .visitorsInvite:                [202,  202,  403,  403,  403,  403,  401,  401,  404,  403,  403,  404],
         // The cell's visitor was checked in by the first organization's gate.
-        .visitorsCheckOut:              [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403],
+        .visitorsCheckOut:              [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
         // The pass page's token is its credential: a bearer token is not even looked at.
-        .passPage:                      [200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200],
-        .organizationGet:               [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403],
-        .usersList:                     [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403],
-        .adminMailList:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
-        .adminMailTest:                 [202,  202,  403,  403,  403,  403,  401,  401,  202,  403,  403],
-        .visitorsDeviceRegister:        [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
-        .visitorsDeviceUnregister:      [204,  204,  403,  403,  403,  403,  401,  401,  204,  403,  403],
+        .passPage:                      [200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200],
+        .organizationGet:               [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403,  200],
+        .usersList:                     [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403,  403],
+        // Another organization's owner creates in, and changes, its own organization: the
+        // cell's user is the first organization's, so changing it is 404.
+        .usersCreate:                   [201,  201,  403,  403,  403,  403,  401,  401,  201,  403,  403,  403],
+        .usersUpdate:                   [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        .organizationUpdate:            [200,  403,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
+        .adminMailList:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
+        .adminMailTest:                 [202,  202,  403,  403,  403,  403,  401,  401,  202,  403,  403,  403],
+        .visitorsDeviceRegister:        [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
+        .visitorsDeviceUnregister:      [204,  204,  403,  403,  403,  403,  401,  401,  204,  403,  403,  403],
 
-        .approverMe:                    [403,  403,  200,  200,  403,  403,  401,  401,  403,  200,  403],
-        .approverList:                  [403,  403,  200,  200,  403,  403,  401,  401,  403,  200,  403],
-        .approverGet:                   [403,  403,  200,  200,  403,  403,  401,  401,  403,  404,  403],
-        .approverApprove:               [403,  403,  200,  200,  403,  403,  401,  401,  403,  404,  403],
-        .approverReject:                [403,  403,  200,  200,  403,  403,  401,  401,  403,  404,  403],
-        .approverDeviceRegister:        [403,  403,  200,  200,  403,  403,  401,  401,  403,  200,  403],
-        .approverDeviceUnregister:      [403,  403,  204,  204,  403,  403,  401,  401,  403,  204,  403],
+        .approverMe:                    [403,  403,  200,  200,  403,  403,  401,  401,  403,  200,  403,  403],
+        .approverList:                  [403,  403,  200,  200,  403,  403,  401,  401,  403,  200,  403,  403],
+        .approverGet:                   [403,  403,  200,  200,  403,  403,  401,  401,  403,  404,  403,  403],
+        .approverApprove:               [403,  403,  200,  200,  403,  403,  401,  401,  403,  404,  403,  403],
+        .approverReject:                [403,  403,  200,  200,  403,  403,  401,  401,  403,  404,  403,  403],
+        .approverDeviceRegister:        [403,  403,  200,  200,  403,  403,  401,  401,  403,  200,  403,  403],
+        .approverDeviceUnregister:      [403,  403,  204,  204,  403,  403,  401,  401,  403,  204,  403,  403],
 
         // The body names the first organization's "Main gate": another organization's user gets 404.
-        .scannerToken:                  [201,  201,  201,  403,  403,  403,  401,  401,  404,  403,  403],
-        .scannerStats:                  [200,  200,  403,  403,  403,  200,  401,  401,  200,  403,  200],
-        .scannerHistory:                [200,  200,  403,  403,  200,  200,  401,  401,  200,  403,  200],
-        .scannerCheckIn:                [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  404],
-        .scannerCheckOut:               [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  404],
-        .scannerLookup:                 [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  200],
-        .scannerWalkIn:                 [403,  403,  403,  403,  403,  201,  401,  401,  403,  403,  201],
-        .scannerOnSite:                 [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  200],
-        .scannerExpected:               [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  200],
+        .scannerToken:                  [201,  201,  201,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        .scannerStats:                  [200,  200,  403,  403,  403,  200,  401,  401,  200,  403,  200,  403],
+        .scannerHistory:                [200,  200,  403,  403,  200,  200,  401,  401,  200,  403,  200,  403],
+        .scannerCheckIn:                [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  404,  403],
+        .scannerCheckOut:               [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  404,  403],
+        .scannerLookup:                 [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  200,  403],
+        .scannerWalkIn:                 [403,  403,  403,  403,  403,  201,  401,  401,  403,  403,  201,  403],
+        .scannerOnSite:                 [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  200,  403],
+        .scannerExpected:               [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  200,  403],
 
-        .adminHistoryCSV:               [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403],
-        .checkpointsList:               [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403],
-        .checkpointsCreate:             [201,  201,  403,  403,  403,  403,  401,  401,  201,  403,  403],
+        .adminHistoryCSV:               [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403,  403],
+        .checkpointsList:               [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403,  200],
+        .checkpointsCreate:             [201,  201,  403,  403,  403,  403,  401,  401,  201,  403,  403,  403],
 
         // The stream's status line and headers only (the body never ends); PLATFORM_ADMIN gets an empty stream.
-        .eventsStream:                  [200,  200,  200,  200,  200,  200,  401,  401,  200,  200,  200],
+        .eventsStream:                  [200,  200,  200,  200,  200,  200,  401,  401,  200,  200,  200,  200],
         // Any token: the ticket opens that token's own stream.
-        .eventsTicket:                  [201,  201,  201,  201,  201,  201,  401,  401,  201,  201,  201],
-        .notificationsList:             [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403],
+        .eventsTicket:                  [201,  201,  201,  201,  201,  201,  401,  401,  201,  201,  201,  201],
+        .notificationsList:             [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403,  200],
         // The cell's notification is the first organization's walk-in: another organization gets 404.
-        .notificationsRead:             [200,  200,  200,  200,  403,  403,  401,  401,  404,  404,  403],
-        .notificationsDelete:           [204,  204,  204,  204,  403,  403,  401,  401,  404,  404,  403],
-        .adminPushTest:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
-        .adminPushDeliveries:           [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403],
+        .notificationsRead:             [200,  200,  200,  200,  403,  403,  401,  401,  404,  404,  403,  404],
+        .notificationsDelete:           [204,  204,  204,  204,  403,  403,  401,  401,  404,  404,  403,  404],
+        .adminPushTest:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
+        .adminPushDeliveries:           [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
 
-        .healthz:                       [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200],
+        .healthz:                       [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200,  200],
         // /metrics has its own credential (metricsToken, not configured here): user tokens are not looked at.
-        .metrics:                       [200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200],
+        .metrics:                       [200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200],
     ]
 
     static func expected(_ route: Endpoint, _ caller: Caller) -> Int {
@@ -108,6 +116,7 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
             .owner: .user(.owner, canScanCheckpoint: false), .admin: .user(.admin, canScanCheckpoint: false),
             .approverScan: .user(.approver, canScanCheckpoint: true), .approver: .user(.approver, canScanCheckpoint: false),
             .platformAdmin: .user(.platformAdmin, canScanCheckpoint: false), .scanner: .scanner, .noToken: .anonymous,
+            .host: .user(.host, canScanCheckpoint: false),
         ]
         for route in Self.servedEndpoints {
             for (caller, kind) in kinds {
@@ -131,6 +140,7 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         let setupToken: String
         let scanner: String
         let otherScanner: String
+        let hostToken: String
 
         init(_ server: TestServer) throws {
             self.server = server
@@ -143,6 +153,8 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
             scanner = try server.scannerToken(setupToken)
             try server.addUser("setup@globex.test", role: .owner, organization: "Globex")
             otherScanner = try server.scannerToken(try server.login("setup@globex.test"))
+            try server.addUser("host@acme.test", role: .host, organization: "Acme")
+            hostToken = try server.login("host@acme.test")
         }
 
         func token(_ caller: Caller) -> String? {
@@ -158,6 +170,7 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
             case .otherOwner: other.ownerToken
             case .otherApprover: other.deskToken
             case .otherScanner: otherScanner
+            case .host: hostToken
             }
         }
     }
@@ -205,6 +218,12 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
             return ("GET", String(url[try #require(url.range(of: "/p/")).lowerBound...]), nil)
         case .organizationGet: return ("GET", "/api/organization", nil)
         case .usersList: return ("GET", "/api/users", nil)
+        case .usersCreate:
+            return ("POST", "/api/users", ["email": "created\(cell)@acme.test", "name": "Created \(cell)", "role": "HOST"])
+        case .usersUpdate:
+            let user = try server.addUser("changed\(cell)@acme.test", role: .approver, organization: "Acme")
+            return ("PATCH", "/api/users/\(user.id)", ["name": "Renamed \(cell)"])
+        case .organizationUpdate: return ("PATCH", "/api/organization", ["retentionDays": 30 + cell])
         case .adminMailList: return ("GET", "/api/admin/mail", nil)
         case .adminMailTest: return ("POST", "/api/admin/mail/test", ["to": "test\(cell)@acme.test"])
         case .visitorsDeviceRegister:

@@ -17,7 +17,7 @@ struct PermissionsTests {
 
     /// The principals, in the column order of `table`.
     enum Principal: String, Sendable, CaseIterable {
-        case anonymous, owner, admin, approver, scanningApprover, platformAdmin, scanner
+        case anonymous, owner, admin, approver, scanningApprover, platformAdmin, scanner, host
 
         var kind: PrincipalKind {
             switch self {
@@ -28,77 +28,87 @@ struct PermissionsTests {
             case .scanningApprover: .user(.approver, canScanCheckpoint: true)
             case .platformAdmin: .user(.platformAdmin, canScanCheckpoint: false)
             case .scanner: .scanner
+            case .host: .user(.host, canScanCheckpoint: true)
             }
         }
     }
 
     /// `A` allowed, `U` unauthenticated (401), `F` forbidden (403), one letter per principal:
     ///
-    ///                                          anon OWNER ADMIN APPR APPR+scan PLATFORM scanner
+    /// A HOST reaches the visitor routes of api.md's "Visitors" section that create, edit,
+    /// cancel, invite and read (the handlers narrow them to its own visitors), never decisions,
+    /// check-out, the gate or the site's administration. Its row is given `canScanCheckpoint`
+    /// true: the flag gives a HOST nothing.
+    ///
+    ///                                          anon OWNER ADMIN APPR APPR+scan PLATFORM scanner HOST
     static let table: [(Endpoint, String)] = [
         // public
-        (.authSendOTP,               "A A A A A A A"),
-        (.authVerifyOTP,             "A A A A A A A"),
-        (.authDevPeekOTP,            "A A A A A A A"),
-        (.healthz,                   "A A A A A A A"),
-        (.metrics,                   "A A A A A A A"),
-        (.passPage,                  "A A A A A A A"),
+        (.authSendOTP,               "A A A A A A A A"),
+        (.authVerifyOTP,             "A A A A A A A A"),
+        (.authDevPeekOTP,            "A A A A A A A A"),
+        (.healthz,                   "A A A A A A A A"),
+        (.metrics,                   "A A A A A A A A"),
+        (.passPage,                  "A A A A A A A A"),
         // any user, not a scanner token
-        (.authMe,                    "U A A A A A F"),
-        (.authLogout,                "U A A A A A F"),
-        (.checkpointsList,           "U A A A A A F"),
-        (.organizationGet,           "U A A A A A F"),
-        // visitors: read by OWNER, ADMIN, PLATFORM_ADMIN
-        (.visitorsList,              "U A A F F A F"),
-        (.visitorsGet,               "U A A F F A F"),
-        (.visitorsPass,              "U A A F F A F"),
-        (.visitorsPassPNG,           "U A A F F A F"),
-        (.usersList,                 "U A A F F A F"),
-        (.adminHistoryCSV,           "U A A F F A F"),
-        // visitors: OWNER, ADMIN only
-        (.visitorsCreate,            "U A A F F F F"),
-        (.visitorsAdminMe,           "U A A F F F F"),
-        (.visitorsCancel,            "U A A F F F F"),
-        (.visitorsApprove,           "U A A F F F F"),
-        (.visitorsReject,            "U A A F F F F"),
-        (.visitorsDeviceRegister,    "U A A F F F F"),
-        (.visitorsDeviceUnregister,  "U A A F F F F"),
-        (.checkpointsCreate,         "U A A F F F F"),
-        (.visitorsUpdate,            "U A A F F F F"),
-        (.visitorsInvite,            "U A A F F F F"),
-        (.visitorsCheckOut,          "U A A F F F F"),
-        (.adminMailList,             "U A A F F F F"),
-        (.adminMailTest,             "U A A F F F F"),
+        (.authMe,                    "U A A A A A F A"),
+        (.authLogout,                "U A A A A A F A"),
+        (.checkpointsList,           "U A A A A A F A"),
+        (.organizationGet,           "U A A A A A F A"),
+        // visitors: read by OWNER, ADMIN, PLATFORM_ADMIN (and a HOST, its own)
+        (.visitorsList,              "U A A F F A F A"),
+        (.visitorsGet,               "U A A F F A F A"),
+        (.visitorsPass,              "U A A F F A F A"),
+        (.visitorsPassPNG,           "U A A F F A F A"),
+        (.usersList,                 "U A A F F A F F"),
+        // users: OWNER and ADMIN (who may create or change whom is UserRules'); the settings: OWNER
+        (.usersCreate,               "U A A F F F F F"),
+        (.usersUpdate,               "U A A F F F F F"),
+        (.organizationUpdate,        "U A F F F F F F"),
+        (.adminHistoryCSV,           "U A A F F A F F"),
+        // visitors: OWNER, ADMIN (and a HOST where its letter says so)
+        (.visitorsCreate,            "U A A F F F F A"),
+        (.visitorsAdminMe,           "U A A F F F F A"),
+        (.visitorsCancel,            "U A A F F F F A"),
+        (.visitorsApprove,           "U A A F F F F F"),
+        (.visitorsReject,            "U A A F F F F F"),
+        (.visitorsDeviceRegister,    "U A A F F F F F"),
+        (.visitorsDeviceUnregister,  "U A A F F F F F"),
+        (.checkpointsCreate,         "U A A F F F F F"),
+        (.visitorsUpdate,            "U A A F F F F A"),
+        (.visitorsInvite,            "U A A F F F F A"),
+        (.visitorsCheckOut,          "U A A F F F F F"),
+        (.adminMailList,             "U A A F F F F F"),
+        (.adminMailTest,             "U A A F F F F F"),
         // approver
-        (.approverMe,                "U F F A A F F"),
-        (.approverList,              "U F F A A F F"),
-        (.approverGet,               "U F F A A F F"),
-        (.approverApprove,           "U F F A A F F"),
-        (.approverReject,            "U F F A A F F"),
-        (.approverDeviceRegister,    "U F F A A F F"),
-        (.approverDeviceUnregister,  "U F F A A F F"),
+        (.approverMe,                "U F F A A F F F"),
+        (.approverList,              "U F F A A F F F"),
+        (.approverGet,               "U F F A A F F F"),
+        (.approverApprove,           "U F F A A F F F"),
+        (.approverReject,            "U F F A A F F F"),
+        (.approverDeviceRegister,    "U F F A A F F F"),
+        (.approverDeviceUnregister,  "U F F A A F F F"),
         // scanner token issue: OWNER, ADMIN, APPROVER with canScanCheckpoint (user token only)
-        (.scannerToken,              "U A A F A F F"),
+        (.scannerToken,              "U A A F A F F F"),
         // scanner token, or OWNER/ADMIN (stats) and OWNER/ADMIN/PLATFORM_ADMIN (history)
-        (.scannerStats,              "U A A F F F A"),
-        (.scannerHistory,            "U A A F F A A"),
+        (.scannerStats,              "U A A F F F A F"),
+        (.scannerHistory,            "U A A F F A A F"),
         // scanner token only
-        (.scannerCheckIn,            "U F F F F F A"),
-        (.scannerCheckOut,           "U F F F F F A"),
-        (.scannerLookup,             "U F F F F F A"),
-        (.scannerWalkIn,             "U F F F F F A"),
-        (.scannerOnSite,             "U F F F F F A"),
-        (.scannerExpected,           "U F F F F F A"),
+        (.scannerCheckIn,            "U F F F F F A F"),
+        (.scannerCheckOut,           "U F F F F F A F"),
+        (.scannerLookup,             "U F F F F F A F"),
+        (.scannerWalkIn,             "U F F F F F A F"),
+        (.scannerOnSite,             "U F F F F F A F"),
+        (.scannerExpected,           "U F F F F F A F"),
         // events: any token (PLATFORM_ADMIN gets an empty stream); notifications: any user,
         // but PLATFORM_ADMIN makes no mutations
-        (.eventsStream,              "U A A A A A A"),
-        (.eventsTicket,              "U A A A A A A"),
-        (.notificationsList,         "U A A A A A F"),
-        (.notificationsRead,         "U A A A A F F"),
-        (.notificationsDelete,       "U A A A A F F"),
+        (.eventsStream,              "U A A A A A A A"),
+        (.eventsTicket,              "U A A A A A A A"),
+        (.notificationsList,         "U A A A A A F A"),
+        (.notificationsRead,         "U A A A A F F A"),
+        (.notificationsDelete,       "U A A A A F F A"),
         // push-test and the delivery log (not in api.md): OWNER, ADMIN
-        (.adminPushTest,             "U A A F F F F"),
-        (.adminPushDeliveries,       "U A A F F F F"),
+        (.adminPushTest,             "U A A F F F F F"),
+        (.adminPushDeliveries,       "U A A F F F F F"),
     ]
 
     static func expected(for route: Endpoint) -> [Principal: Access]? {
@@ -149,7 +159,7 @@ struct PermissionsTests {
         #expect(Permissions.may(.scanner, route.action) == expected)
     }
 
-    @Test(arguments: Self.servedEndpoints, [Role.owner, .admin, .platformAdmin])
+    @Test(arguments: Self.servedEndpoints, [Role.owner, .admin, .platformAdmin, .host])
     func canScanCheckpointMattersOnlyForApprovers(route: Endpoint, role: Role) {
         #expect(Permissions.may(.user(role, canScanCheckpoint: true), route.action)
                 == Permissions.may(.user(role, canScanCheckpoint: false), route.action))
@@ -169,6 +179,7 @@ struct PermissionsTests {
         #expect(PrincipalKind.user(.approver, canScanCheckpoint: true).mayScan)
         #expect(!PrincipalKind.user(.approver, canScanCheckpoint: false).mayScan)
         #expect(!PrincipalKind.user(.platformAdmin, canScanCheckpoint: true).mayScan)
+        #expect(!PrincipalKind.user(.host, canScanCheckpoint: true).mayScan)
         #expect(!PrincipalKind.anonymous.mayScan)
         #expect(!PrincipalKind.scanner.mayScan)
     }
@@ -206,8 +217,8 @@ struct PermissionsTests {
     }
 
     @Test func rolesUseTheNamesOfApiMd() {
-        #expect(Role.allCases.map(\.rawValue) == ["OWNER", "ADMIN", "APPROVER", "PLATFORM_ADMIN"])
-        #expect(Role.allCases.map(\.profileKey) == ["owner", "admin", "approver", "platformAdmin"])
+        #expect(Role.allCases.map(\.rawValue) == ["OWNER", "ADMIN", "APPROVER", "PLATFORM_ADMIN", "HOST"])
+        #expect(Role.allCases.map(\.profileKey) == ["owner", "admin", "approver", "platformAdmin", "host"])
         #expect(Role.allCases.filter(\.managesOrganization) == [.owner, .admin])
     }
 }
