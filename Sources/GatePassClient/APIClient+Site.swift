@@ -47,6 +47,18 @@ extension APIClient {
         ], token: token)
     }
 
+    /// `POST /api/users` (OWNER, ADMIN): who may create which role is the server's rule.
+    public func createUser(token: String, _ user: NewUser, idempotencyKey: String? = nil) throws(ClientError) -> UserSummary {
+        try request(UserSummary.self, .usersCreate, token: token, json: user, idempotencyKey: idempotencyKey)
+    }
+
+    /// `PATCH /api/users/:id`: only what `changes` sets is sent. Disabling ends the user's
+    /// sessions, scanner tokens and event streams at once.
+    public func updateUser(token: String, id: String, _ changes: UserChanges,
+                           idempotencyKey: String? = nil) throws(ClientError) -> UserSummary {
+        try request(UserSummary.self, .usersUpdate, id, token: token, json: changes, idempotencyKey: idempotencyKey)
+    }
+
     // MARK: - Mail
 
     public func mailLog(token: String, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<MailSummary> {

@@ -2,13 +2,11 @@ import Foundation
 import GatePassCore
 import GatePassServer
 
-/// `gatepass user add` and `gatepass checkpoint add`: bootstrapping on the database file.
+/// `gatepass user add --db` and `gatepass checkpoint add`: bootstrapping on the database file.
 enum AdministrationCommands {
-    static let database = ServerOptions.database("The SQLite database file (created if missing).", required: true)
     static let organization = Option<String>("--organization", value: "NAME", required: true, help: "The organization's name.")
 
-    /// `gatepass user …` and `gatepass checkpoint …` have one subcommand each, `add`; their
-    /// own `--help` is that of `add`.
+    /// `gatepass checkpoint …` has one subcommand, `add`; its own `--help` is that of `add`.
     static func group<Command: GatePassCommand>(_ name: String, _ command: Command.Type, _ arguments: [String],
                                                 _ context: CommandContext) throws -> Int32 {
         switch arguments.first {
@@ -36,52 +34,6 @@ enum AdministrationCommands {
         } catch {
             throw CommandFailure("cannot open the database \(path): \(error)")
         }
-    }
-}
-
-struct UserAddCommand: GatePassCommand {
-    static let email = Option<String>("--email", value: "E", required: true,
-                                      help: "The user's email; they log in with a code sent to it.")
-    static let name = Option<String>("--name", value: "N", required: true, help: "The user's full name.")
-    static let role = Option<Role>("--role", value: "R", required: true,
-                                   help: "OWNER, ADMIN, APPROVER or PLATFORM_ADMIN.") { (text: String) throws(UsageError) in
-        guard let role = Role(rawValue: text.uppercased()) else {
-            throw UsageError("--role must be OWNER, ADMIN, APPROVER or PLATFORM_ADMIN")
-        }
-        return role
-    }
-    static let organization = Option<String>(
-        "--organization", value: "NAME",
-        help: "The organization (default: \"Default\"); created with a \"Main gate\" checkpoint if new.")
-    static let canScan = Flag("--can-scan", help: "Let an APPROVER obtain scanner tokens (owners and admins always can).")
-    static let configuration = CommandConfiguration(
-        name: "gatepass user add", overview: "Add a user to a Gate Pass database file, creating its organization if needed.",
-        usage: "gatepass user add --db PATH --email E --name N --role OWNER|ADMIN|APPROVER|PLATFORM_ADMIN [--organization NAME] [--can-scan]",
-        options: [AdministrationCommands.database, email, name, role, organization, canScan])
-
-    var database: String
-    var email: String
-    var name: String
-    var role: Role
-    var organization: String
-    var canScan: Bool
-
-    init(parsing arguments: ParsedArguments) throws(UsageError) {
-        database = try arguments.required(AdministrationCommands.database)
-        email = try arguments.required(Self.email)
-        name = try arguments.required(Self.name)
-        role = try arguments.required(Self.role)
-        organization = try arguments.value(Self.organization) ?? "Default"
-        canScan = arguments.has(Self.canScan)
-    }
-
-    func run(_ context: CommandContext) throws -> Int32 {
-        let user = try AdministrationCommands.withStore(database) { store in
-            try Administration.addUser(store: store, email: email, name: name, role: role,
-                                       organization: organization, canScan: canScan, now: Date())
-        }
-        context.terminal.out(visible: "added \(user.email) (\(user.role.rawValue)\(user.principalKind.mayScan ? ", can scan" : "")) to \(organization); id \(user.id)")
-        return 0
     }
 }
 

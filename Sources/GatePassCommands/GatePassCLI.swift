@@ -16,7 +16,7 @@ public enum GatePassCLI {
             main = { try Command.main($0, $1) }
         }
 
-        /// `user add` and `checkpoint add`: a word that only leads to its one subcommand.
+        /// `checkpoint add`: a word that only leads to its one subcommand.
         init<Command: GatePassCommand>(group name: String, _ about: String, _ command: Command.Type) {
             self.name = name + " add"
             self.about = about
@@ -57,7 +57,9 @@ public enum GatePassCLI {
     static let subcommands: [Subcommand] = [
         .init("demo", "Try it: a demo server with demo data and the console logged in against it, in one command.", DemoCommand.self),
         .init("serve", "Run the HTTP API server.", ServeCommand.self),
-        .init(group: "user", "Add a user to the database file (bootstrapping).", UserAddCommand.self),
+        .init("user", "List, add, update and disable users (add --db: bootstrap a database file).",
+              overview: "The users of your organization, through the server (OWNER/ADMIN): list them, add one, change a name, role or scanning right, disable or enable one. gatepass user add --db adds a user to a database file directly, for the first OWNER.",
+              members: UserCommands.members),
         .init(group: "checkpoint", "Add a checkpoint (gate) to an organization in the database file.", CheckpointAddCommand.self),
         .init("login", "Log in with a one-time code (stores the session on this device).", LoginCommand.self),
         .init("logout", "Unregister this device's push token and end the session.", LogoutCommand.self),

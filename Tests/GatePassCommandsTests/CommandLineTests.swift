@@ -72,7 +72,7 @@ func temporaryPath(_ name: String) -> String {
             SUBCOMMANDS:
               demo             Try it: a demo server with demo data and the console logged in against it, in one command.
               serve            Run the HTTP API server.
-              user add         Add a user to the database file (bootstrapping).
+              user             List, add, update and disable users (add --db: bootstrap a database file).
               checkpoint add   Add a checkpoint (gate) to an organization in the database file.
               login            Log in with a one-time code (stores the session on this device).
               logout           Unregister this device's push token and end the session.
@@ -119,13 +119,23 @@ func temporaryPath(_ name: String) -> String {
             """)
     }
 
-    @Test(arguments: [["user", "add", "--help"], ["user", "--help"], ["checkpoint", "add", "--help"], ["checkpoint", "-h"]])
+    @Test(arguments: [["checkpoint", "add", "--help"], ["checkpoint", "-h"]])
     func subcommandHelp(arguments: [String]) {
         let terminal = RecordingTerminal()
         let status = GatePassCLI.main(["gatepass"] + arguments, terminal: terminal)
         #expect(status == 0)
         #expect(terminal.stdout.hasPrefix("OVERVIEW: Add a"))
         #expect(terminal.stdout.contains("USAGE: gatepass \(arguments[0]) add --db PATH"))
+    }
+
+    @Test func userHelpListsItsSubcommands() {
+        let terminal = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "user", "--help"], terminal: terminal) == 0)
+        #expect(terminal.stdout.hasPrefix("OVERVIEW: The users of your organization"))
+        for word in ["list", "add", "update", "disable"] { #expect(terminal.stdout.contains("  \(word) "), "\(word)") }
+        let add = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "user", "add", "--help"], terminal: add) == 0)
+        #expect(add.stdout.contains("USAGE: gatepass user add [--db PATH [--organization NAME]]"))
     }
 }
 
@@ -137,8 +147,8 @@ func temporaryPath(_ name: String) -> String {
         (["serve", "--port"], "--port needs a value"),
         (["serve", "--bogus"], "unknown option --bogus"),
         (["user", "add", "--db", "x.db", "--name", "N", "--role", "OWNER"], "--email is required"),
-        (["user", "add", "--db", "x.db", "--email", "a@b.co", "--name", "N", "--role", "KING"], "--role must be OWNER, ADMIN, APPROVER or PLATFORM_ADMIN"),
-        (["user", "remove"], "the user command has one subcommand: gatepass user add"),
+        (["user", "add", "--db", "x.db", "--email", "a@b.co", "--name", "N", "--role", "KING"], "--role must be OWNER, ADMIN, APPROVER, HOST or PLATFORM_ADMIN"),
+        (["user", "add", "--db", "x.db", "--email", "a@b.co", "--name", "N", "--role", "HOST", "--json"], "--json is for the server's answer"),
         (["checkpoint", "add", "--db", "x.db", "--name", "Dock"], "--organization is required"),
     ])
     func usageErrorsExitTwo(arguments: [String], message: String) {

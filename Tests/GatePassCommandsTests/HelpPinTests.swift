@@ -17,18 +17,76 @@ import Testing
               -h, --help          Show help information.
 
             """#),
-        (["user", "add"], #"""
-            OVERVIEW: Add a user to a Gate Pass database file, creating its organization if needed.
+        (["user"], #"""
+            OVERVIEW: The users of your organization, through the server (OWNER/ADMIN): list them, add one, change a name, role or scanning right, disable or enable one. gatepass user add --db adds a user to a database file directly, for the first OWNER.
 
-            USAGE: gatepass user add --db PATH --email E --name N --role OWNER|ADMIN|APPROVER|PLATFORM_ADMIN [--organization NAME] [--can-scan]
+            USAGE: gatepass user <subcommand> [options]
 
             OPTIONS:
-              --db PATH            The SQLite database file (created if missing).
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              list     The organization's users: role, scanning right, disabled, last login.
+              add      Add a user (with --db: to a database file, for bootstrapping).
+              update   Change a user's name, role or scanning right, or enable them again.
+              disable  Disable a user: their sessions, scanner tokens and event streams end at once.
+
+            """#),
+        (["user", "list"], #"""
+            OVERVIEW: The users of your organization, newest first (OWNER/ADMIN): role, whether an APPROVER can scan, disabled, last login.
+
+            USAGE: gatepass user list [--limit N] [--json]
+
+            OPTIONS:
+              --limit N   How many users (default 50, at most 500).
+              --json      Print the API's page: {"items": [Profile plus disabled, lastLoginAt], "nextCursor"}.
+              -h, --help  Show help information.
+
+            """#),
+        (["user", "update"], #"""
+            OVERVIEW: Change a user of your organization. An OWNER changes anyone to any role; an ADMIN changes ADMINs, APPROVERs and HOSTs, to those roles. Nobody changes their own role, and the last OWNER stays one.
+
+            USAGE: gatepass user update USER [--name N] [--role R] [--can-scan] [--no-can-scan] [--enable] [--json]
+
+            ARGUMENTS:
+              USER  The user's id, or their email.
+
+            OPTIONS:
+              --name N       The user's new name.
+              --role R       OWNER, ADMIN, APPROVER or HOST.
+              --can-scan     Let an APPROVER obtain scanner tokens.
+              --no-can-scan  Take that right away (their scanner tokens stop).
+              --enable       Enable a disabled user again (they log in anew; old tokens stay ended).
+              --json         Print the user as the API shapes it.
+              -h, --help     Show help information.
+
+            """#),
+        (["user", "disable"], #"""
+            OVERVIEW: Disable a user of your organization: their login sessions, scanner tokens and event streams end at once and they cannot log in until enabled again (gatepass user update USER --enable). Nobody disables themselves, and the last OWNER cannot be disabled.
+
+            USAGE: gatepass user disable USER [--json]
+
+            ARGUMENTS:
+              USER  The user's id, or their email.
+
+            OPTIONS:
+              --json      Print the user as the API shapes it.
+              -h, --help  Show help information.
+
+            """#),
+        (["user", "add"], #"""
+            OVERVIEW: Add a user to your organization through the server (an OWNER adds any role, an ADMIN an ADMIN, APPROVER or HOST). With --db, add them to a database file directly, creating the organization if needed.
+
+            USAGE: gatepass user add [--db PATH [--organization NAME]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]
+
+            OPTIONS:
+              --db PATH            Add to this SQLite database file instead (created if missing): for the first OWNER, before anyone can log in.
               --email E            The user's email; they log in with a code sent to it.
               --name N             The user's full name.
-              --role R             OWNER, ADMIN, APPROVER or PLATFORM_ADMIN.
-              --organization NAME  The organization (default: "Default"); created with a "Main gate" checkpoint if new.
+              --role R             OWNER, ADMIN, APPROVER or HOST (PLATFORM_ADMIN with --db only).
+              --organization NAME  With --db: the organization (default: "Default"), created with a "Main gate" checkpoint if new. Without, yours.
               --can-scan           Let an APPROVER obtain scanner tokens (owners and admins always can).
+              --json               Print the new user as the API shapes it (without --db).
               -h, --help           Show help information.
 
             """#),
