@@ -315,7 +315,7 @@ extension TestServer {
     @Test func organizationAndUsersHaveTheirShapes() throws {
         try withSite { server, site in
             let organization = try server.get("/api/organization", token: site.deskToken)
-            #expect(organization.keys == ["id", "name", "timeZone"])
+            #expect(organization.keys == ["id", "name", "timeZone", "retentionDays", "autoCheckoutAt"])
             #expect(organization.string("id") == site.organizationId && organization.string("name") == "Acme")
             #expect(organization.string("timeZone") == "UTC")
             let users = try server.get("/api/users", token: site.adminToken)

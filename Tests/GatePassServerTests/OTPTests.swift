@@ -28,20 +28,21 @@ import Testing
             #expect(Set(profile.keys) == Shape.profile)
             #expect(profile["id"] as? String == owner.id && profile["email"] as? String == "owner@acme.test")
             #expect(profile["name"] as? String == "Olga Owner" && profile["organizationId"] as? String == owner.organizationId)
-            #expect(profile["role"] as? String == "OWNER" && profile["canScanCheckpoint"] as? Bool == false)
+            // api.md: canScanCheckpoint is true for OWNER and ADMIN (this one was added without --can-scan).
+            #expect(profile["role"] as? String == "OWNER" && profile["canScanCheckpoint"] as? Bool == true)
             let me = try server.get("/api/auth/me", token: answer.string("token"))
             #expect(me.status == 200 && me.keys == Shape.profile && me.string("id") == owner.id)
         }
     }
 
-    @Test(arguments: [(Role.admin, "admin"), (.approver, "approver"), (.platformAdmin, "platformAdmin")])
+    @Test(arguments: [(Role.admin, "admin"), (.approver, "approver"), (.platformAdmin, "platformAdmin"), (.host, "host")])
     func profileSitsUnderTheRolesKey(_ role: Role, _ key: String) throws {
         try withServer { server in
             try server.addUser("user@acme.test", role: role, canScan: role == .approver)
             let answer = try server.loginAnswer("user@acme.test")
             #expect(Set(answer.keys) == ["role", "token", "expiresAt", key])
             #expect(answer["role"] as? String == role.rawValue)
-            #expect((answer[key] as? [String: Any])?["canScanCheckpoint"] as? Bool == (role == .approver))
+            #expect((answer[key] as? [String: Any])?["canScanCheckpoint"] as? Bool == (role == .approver || role == .admin))
         }
     }
 
