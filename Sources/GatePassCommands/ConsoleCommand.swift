@@ -118,7 +118,9 @@ final class ConsoleSession: @unchecked Sendable {
         }
         let now: () -> Date = { [clock] in clock.now() }
         var tabs: [any ConsoleScreen] = []
-        if user.role != .platformAdmin {
+        // Those who decide: not a platform admin, and not a HOST (its visitors' decisions are
+        // the site's; the console's Visitors tab for a HOST is still to come).
+        if user.role != .platformAdmin && user.role != .host {
             let list = ApprovalsScreen(services: services, clock: now)
             approvals = list
             tabs.append(list)

@@ -146,6 +146,9 @@ import Testing
             if let code = try server.get("/api/auth/dev-peek-otp?email=\(site.approver.email)").string("otp") {
                 #expect(try server.post("/api/auth/verify-otp", ["email": site.approver.email, "otp": code]).isError(401, "UNAUTHORIZED"))
             }
+            // Nobody can assign it a visitor now.
+            let assigned = try server.post("/api/visitors", token: site.ownerToken, ["name": "X", "approverId": site.approver.id])
+            #expect(assigned.isError(400, "BAD_REQUEST") && assigned.errorMessage.contains("not disabled"), "\(assigned.text)")
             #expect(!ownerStream.ended)
             try server.awaitingVisitor(site)
             #expect(kinds(ownerStream.events(1)) == ["visitor.awaiting"], "other users' streams are untouched")

@@ -71,12 +71,15 @@ extension GatePassApplication {
         return JSONBody.response(status: 201, visitor, headers: [("Location", Endpoint.visitorsGet.path(visitor.id))])
     }
 
-    /// An `approverId` must name an APPROVER of the caller's organization.
+    /// An `approverId` must name an APPROVER of the caller's organization who is not disabled
+    /// (a disabled one could never decide).
     func checkApprover(_ approverId: String?, organizationId: String, _ tx: any Transaction) throws {
         guard let approverId else { return }
         let approver = try tx.directory.user(id: approverId)
-        guard let approver, approver.organizationId == organizationId, approver.role == .approver else {
-            throw APIError.badRequest("approverId must be the id of an APPROVER of this organization")
+        guard let approver, approver.organizationId == organizationId, approver.role == .approver,
+              try !tx.directory.isDisabled(userId: approver.id)
+        else {
+            throw APIError.badRequest("approverId must be the id of an APPROVER of this organization who is not disabled")
         }
     }
 
