@@ -66,13 +66,6 @@ extension ValidityWindow {
         return "\(day.string(from: from)) \(time.string(from: from)) \u{2013} \(day.string(from: until)) \(time.string(from: until)) \(zone)"
     }
 
-    /// The local days `from`…`to` (inclusive, `YYYY-MM-DD` in `timeZone`) as one window, or
-    /// nil when a day is not a real date in that form.
-    public static func days(from first: String, to last: String, in timeZone: TimeZone) -> ValidityWindow? {
-        guard let start = localDay(first, in: timeZone), let end = localDay(last, in: timeZone) else { return nil }
-        return ValidityWindow(from: day(containing: start, in: timeZone).from, until: day(containing: end, in: timeZone).until)
-    }
-
     /// Noon of a `YYYY-MM-DD` day in `timeZone` (noon exists on every day, whatever the clocks do).
     public static func localDay(_ text: String, in timeZone: TimeZone) -> Date? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)

@@ -182,10 +182,16 @@ extension GatePassApplication {
         if query["from"] != nil || query["to"] != nil {
             // Days of the caller's site; PLATFORM_ADMIN reading every site uses the server's zone.
             let zone = try readScope(call).map { try site($0, tx).timeZone } ?? timeZone
-            let first = query["from"] ?? query["to"]!, last = query["to"] ?? query["from"]!
-            guard let days = ValidityWindow.days(from: first, to: last, in: zone) else {
-                throw APIError.badRequest("from and to must be days like 2026-12-01 (the site's calendar)")
+            // One end alone leaves the other open: `from` alone is that day on, `to` alone up to it.
+            func day(_ name: String) throws -> ValidityWindow? {
+                guard let text = query[name] else { return nil }
+                guard let date = ValidityWindow.localDay(text, in: zone) else {
+                    throw APIError.badRequest("\(name) must be a day like 2026-12-01 (the site's calendar)")
+                }
+                return ValidityWindow.day(containing: date, in: zone)
             }
+            let first = try day("from"), last = try day("to")
+            let days = ValidityWindow(from: first?.from ?? .distantPast, until: last?.until ?? .distantFuture)
             guard days.from <= days.until else { throw APIError.badRequest("to must not be before from") }
             filter.validDuring = days
         }
