@@ -255,7 +255,11 @@ struct WalkInCommand: GatePassCommand {
     func run(_ context: CommandContext) throws -> Int32 {
         let outcome = try context.core().walkIn(walkIn)
         return try ClientCommands.report(outcome, as: WalkInAnswer.self, asJSON: json, context) {
-            "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId)): an approver decides"
+            switch $0.result {
+            case .awaitingApproval: "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId)): an approver decides"
+            // The gate is told no more than that (api.md "Blocklist").
+            case .blocked: "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId)): \(GateDecision.blockedReason)"
+            }
         }
     }
 }

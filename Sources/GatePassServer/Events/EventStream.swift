@@ -48,11 +48,11 @@ struct EventStreamFilter: Sendable {
             if let target = audience.userId { return target == user.id }
             switch user.role {
             case .owner, .admin: return true
-            case .approver: return audience.approverId == nil || audience.approverId == user.id
+            case .approver: return !audience.managersOnly && (audience.approverId == nil || audience.approverId == user.id)
             case .platformAdmin: return false
             }
         case .scanner(_, let checkpointId):
-            return audience.userId == nil && audience.checkpointId == checkpointId
+            return audience.userId == nil && !audience.managersOnly && audience.checkpointId == checkpointId
         }
     }
 }
