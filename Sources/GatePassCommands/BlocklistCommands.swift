@@ -78,7 +78,6 @@ struct BlocklistAddCommand: GatePassCommand {
     static let configuration = CommandConfiguration(
         name: "gatepass blocklist add",
         overview: "Block a person at every gate of the organization: from now on their check-ins and walk-ins answer BLOCKED, and owners and admins get a security alert. Give at least one of --name, --email and --phone; any one that matches is enough.",
-        usage: "gatepass blocklist add (--name NAME [--company TEXT] | --email EMAIL | --phone PHONE)... --reason TEXT [--expires TIME] [--json]",
         options: [name, email, phone, company, reason, expires, OutputOptions.flag("Print the entry as the API shapes it.")],
         discussion: VisitorFieldOptions.timesNote)
 

@@ -205,6 +205,7 @@ struct CheckInCommand: GatePassCommand {
         return try ClientCommands.report(outcome, as: CheckInAnswer.self, asJSON: json, context) { answer in
             var line = "\(answer.result.rawValue)  \(answer.visitor.name) (\(answer.visitor.shortId))"
             if answer.result == .approvalRequired { line += ": run again with --confirm-approval to ask an approver" }
+            if answer.result == .blocked { line += ": " + GateDecision.blockedReason }
             return line
         }
     }
