@@ -172,6 +172,8 @@ extension TestServer {
     @Test func blockedWalkIn() throws {
         try withSite { server, site in
             let entry = try server.block(site.ownerToken, ["name": "Walk  Ín", "company": "Courier Co"])
+            try server.registerDevice(site.ownerToken, "owner-phone")
+            try server.registerDevice(site.approverToken, "approver-phone", approver: true)
             let owner = try server.stream(site.ownerToken)
             let approver = try server.stream(site.approverToken)
             let answer = try server.post("/api/visitor-scanner/walk-in-arrived", token: site.scanner,
@@ -191,6 +193,13 @@ extension TestServer {
                                         ["name": "Walk In", "company": "Other Co"])
             #expect(other.string("result") == "AWAITING_APPROVAL")
             #expect(kinds(approver.events(1)) == ["request.created"])
+            // Push deliveries follow the same audience: the owner's device has the alert, the approver's not.
+            func pushed(_ device: String) throws -> [String] {
+                try server.get("/api/admin/push-deliveries?token=\(device)", token: site.ownerToken).items.compactMap { $0["kind"] as? String }
+            }
+            #expect(try pushed("owner-phone").contains("security.alert"))
+            let approverPushes = try pushed("approver-phone")
+            #expect(approverPushes.contains("request.created") && !approverPushes.contains("security.alert"))
         }
     }
 
