@@ -266,19 +266,20 @@ extension TestServer {
     /// The check-in's lookup is an index probe per key, never a scan of the list.
     @Test func theCheckInLookupUsesTheIndexes() throws {
         try withSite { server, site in
-            let plans: [String] = try server.store.read { tx in
-                let db = (tx as! SQLiteTransaction).db
-                var plans: [String] = []
-                for column in ["name_key", "email_key", "phone_key"] {
-                    plans += try db.query("""
-                        EXPLAIN QUERY PLAN SELECT id FROM blocklist_entries
-                        WHERE organization_id = ? AND \(column) = ? AND (expires_at IS NULL OR expires_at > ?)
-                        """, [site.organizationId, "x", Int64(0)]) { try $0.string(3) }
-                }
-                return plans
+            let keys = BlocklistKeys(name: "Ana Pop", email: "ana@example.com", phone: "+40 711 000 111")
+            let query = try #require(SQLiteBlocklistRepository.candidatesQuery(for: keys, organizationId: site.organizationId,
+                                                                               now: server.clock.now()))
+            let plan: [String] = try server.store.read { tx in
+                try (tx as! SQLiteTransaction).db.query("EXPLAIN QUERY PLAN " + query.sql, query.arguments) { try $0.string(3) }
             }
-            #expect(plans.count == 3, "\(plans)")
-            for plan in plans { #expect(plan.contains("USING INDEX blocklist_"), "\(plan)") }
+            let probes = plan.filter { $0.contains("blocklist_entries") }
+            #expect(probes.count == 3, "\(plan)")
+            for index in ["blocklist_name", "blocklist_email", "blocklist_phone"] {
+                #expect(probes.contains { $0.contains("USING INDEX \(index)") }, "\(plan)")
+            }
+            #expect(!plan.contains { $0.hasPrefix("SCAN blocklist_entries") }, "\(plan)")
+            #expect(SQLiteBlocklistRepository.candidatesQuery(for: BlocklistKeys(name: nil, email: nil, phone: nil),
+                                                              organizationId: site.organizationId, now: server.clock.now()) == nil)
         }
     }
 }

@@ -38,21 +38,27 @@ struct SQLiteBlocklistRepository: BlocklistRepository {
         try db.execute("DELETE FROM blocklist_entries WHERE id = ? AND organization_id = ?", [id, organizationId]) > 0
     }
 
+    func candidates(for keys: BlocklistKeys, organizationId: String, now: Date) throws -> [BlocklistEntry] {
+        guard let query = Self.candidatesQuery(for: keys, organizationId: organizationId, now: now) else { return [] }
+        return try db.query(query.sql, query.arguments, Self.entry)
+    }
+
     /// One indexed probe per key the visitor has, joined by UNION (an OR over three columns
     /// could leave the planner a scan); UNION also returns an entry found by two keys once.
-    func candidates(for keys: BlocklistKeys, organizationId: String, now: Date) throws -> [BlocklistEntry] {
+    /// Nil when there is no key to look for.
+    static func candidatesQuery(for keys: BlocklistKeys, organizationId: String, now: Date)
+        -> (sql: String, arguments: [any SQLBindable])? {
         var probes: [String] = []
         var arguments: [any SQLBindable] = []
         for (column, key) in [("name_key", keys.name), ("email_key", keys.email), ("phone_key", keys.phone)] {
             guard let key else { continue }
             probes.append("""
-                SELECT \(Self.columns), seq FROM blocklist_entries
+                SELECT \(columns), seq FROM blocklist_entries
                 WHERE organization_id = ? AND \(column) = ? AND (expires_at IS NULL OR expires_at > ?)
                 """)
             arguments += [organizationId, key, now.milliseconds]
         }
-        guard !probes.isEmpty else { return [] }
-        let sql = "SELECT \(Self.columns) FROM (\(probes.joined(separator: " UNION "))) ORDER BY created_at, seq"
-        return try db.query(sql, arguments, Self.entry)
+        guard !probes.isEmpty else { return nil }
+        return ("SELECT \(columns) FROM (\(probes.joined(separator: " UNION "))) ORDER BY created_at, seq", arguments)
     }
 }
