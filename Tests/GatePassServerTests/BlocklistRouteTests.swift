@@ -59,6 +59,21 @@ extension TestServer {
         }
     }
 
+    /// A POST retried with its Idempotency-Key adds the entry once (api.md "Idempotency").
+    @Test func aRetriedAdditionAddsOnce() throws {
+        try withSite { server, site in
+            let body: [String: Any] = ["email": "twice@example.com", "reason": "r"]
+            let first = try server.post("/api/blocklist", token: site.ownerToken, body, headers: ["Idempotency-Key": "block-1"])
+            let again = try server.post("/api/blocklist", token: site.ownerToken, body, headers: ["Idempotency-Key": "block-1"])
+            #expect(first.status == 201 && again.status == 201)
+            #expect(again.headers["idempotent-replayed"] == "true" && again.string("id") == first.string("id"))
+            let other = try server.post("/api/blocklist", token: site.ownerToken, ["email": "else@example.com", "reason": "r"],
+                                        headers: ["Idempotency-Key": "block-1"])
+            #expect(other.isError(422, "IDEMPOTENCY_KEY_REUSED"))
+            #expect(try server.get("/api/blocklist", token: site.ownerToken).items.count == 1)
+        }
+    }
+
     /// Another organization's entries are not seen, not removable (404) and never block here.
     @Test func entriesBelongToTheirOrganization() throws {
         try withServer { server in
