@@ -58,6 +58,11 @@ extension Endpoint {
     public static let adminMailList = Endpoint(.get, "/api/admin/mail", .readMailLog)
     public static let adminMailTest = Endpoint(.post, "/api/admin/mail/test", .sendTestMail)
 
+    // MARK: - Blocklist
+    public static let blocklistList = Endpoint(.get, "/api/blocklist", .listBlocklist)
+    public static let blocklistAdd = Endpoint(.post, "/api/blocklist", .addBlocklistEntry)
+    public static let blocklistRemove = Endpoint(.delete, "/api/blocklist/:id", .removeBlocklistEntry)
+
     // MARK: - Events, notifications, push
     public static let eventsStream = Endpoint(.get, "/api/events", .followEvents)
     public static let eventsTicket = Endpoint(.post, "/api/events/ticket", .issueEventTicket)

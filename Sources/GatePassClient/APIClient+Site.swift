@@ -70,6 +70,23 @@ extension APIClient {
         try request(QueuedAnswer.self, .adminMailTest, token: token, json: ["to": address], idempotencyKey: idempotencyKey)
     }
 
+    // MARK: - Blocklist
+
+    /// The organization's blocklist, newest entry first, expired ones included (OWNER/ADMIN).
+    public func blocklist(token: String, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<BlocklistEntry> {
+        try request(Page<BlocklistEntry>.self, .blocklistList, query: [("limit", limit.map(String.init)), ("cursor", cursor)],
+                    token: token)
+    }
+
+    /// Adds an entry; from then on every check-in and walk-in matching it answers `BLOCKED`.
+    public func addBlocklistEntry(token: String, _ entry: NewBlocklistEntry, idempotencyKey: String? = nil) throws(ClientError) -> BlocklistEntry {
+        try request(BlocklistEntry.self, .blocklistAdd, token: token, json: entry, idempotencyKey: idempotencyKey)
+    }
+
+    public func removeBlocklistEntry(token: String, id: String) throws(ClientError) {
+        _ = try send(.blocklistRemove, id, token: token)
+    }
+
     // MARK: - Events
 
     public func eventTicket(token: String) throws(ClientError) -> EventTicket {

@@ -205,6 +205,7 @@ struct CheckInCommand: GatePassCommand {
         return try ClientCommands.report(outcome, as: CheckInAnswer.self, asJSON: json, context) { answer in
             var line = "\(answer.result.rawValue)  \(answer.visitor.name) (\(answer.visitor.shortId))"
             if answer.result == .approvalRequired { line += ": run again with --confirm-approval to ask an approver" }
+            if answer.result == .blocked { line += ": " + GateDecision.blockedReason }
             return line
         }
     }
@@ -255,7 +256,11 @@ struct WalkInCommand: GatePassCommand {
     func run(_ context: CommandContext) throws -> Int32 {
         let outcome = try context.core().walkIn(walkIn)
         return try ClientCommands.report(outcome, as: WalkInAnswer.self, asJSON: json, context) {
-            "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId)): an approver decides"
+            switch $0.result {
+            case .awaitingApproval: "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId)): an approver decides"
+            // The gate is told no more than that (api.md "Blocklist").
+            case .blocked: "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId)): \(GateDecision.blockedReason)"
+            }
         }
     }
 }

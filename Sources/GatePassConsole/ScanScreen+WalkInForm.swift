@@ -75,6 +75,13 @@ extension ScanScreen {
             walkIn = nil
             notice = nil
             let code = visitor.shortId.rawValue
+            // A walk-in the blocklist blocks is stored REJECTED at once (the server answered
+            // BLOCKED); the gate says no more than the check-in would.
+            if visitor.status == .rejected {
+                return record(GateDecision(outcome: .denied, code: code, visitorName: visitor.name, visitorId: visitor.id,
+                                           shortId: code, result: ScanResult.blocked.rawValue,
+                                           reason: GateDecision.blockedReason), code: code)
+            }
             return record(GateDecision(outcome: .approvalRequested, code: code, visitorName: visitor.name, visitorId: visitor.id,
                                        shortId: code, result: visitor.status.rawValue,
                                        reason: "walk-in registered; waiting for an approver"), code: code)

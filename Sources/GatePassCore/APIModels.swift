@@ -218,10 +218,10 @@ public struct CheckOutAnswer: Codable, Sendable, Equatable {
 }
 
 public struct WalkInAnswer: Codable, Sendable, Equatable {
-    public var result: VisitorStatus
+    public var result: WalkInResult
     public var visitor: Visitor
 
-    public init(result: VisitorStatus, visitor: Visitor) { self.result = result; self.visitor = visitor }
+    public init(result: WalkInResult, visitor: Visitor) { self.result = result; self.visitor = visitor }
 }
 
 /// What an approver needs to decide (`GET /api/approver/visitors/:id`).

@@ -41,13 +41,21 @@ public enum VisitorEventKind: String, Sendable, Codable {
 }
 
 /// The outcome of scanning one pass: the result to answer, the visitor as it must be stored
-/// (equal to the input when nothing changes), the instant the decision was judged at, and
-/// the event the change causes.
+/// (equal to the input when nothing changes), the instant the decision was judged at, the
+/// event the change causes, and for `BLOCKED` the entry that blocked (for the managers'
+/// `security.alert`, never for the gate).
 public struct CheckInDecision: Sendable, Equatable {
     public var result: ScanResult
     public var visitor: Visitor
     public var judgedAt: Date
     public var event: VisitorEventKind?
+    public var blockingEntry: BlocklistEntry?
+
+    public init(result: ScanResult, visitor: Visitor, judgedAt: Date, event: VisitorEventKind?,
+                blockingEntry: BlocklistEntry? = nil) {
+        self.result = result; self.visitor = visitor; self.judgedAt = judgedAt; self.event = event
+        self.blockingEntry = blockingEntry
+    }
 
     public var changesVisitor: Bool { event != nil }
 }
@@ -74,14 +82,18 @@ public enum CheckIn {
     ///   - receivedAt: the server's receive time.
     ///   - request: the kiosk's flags and, for offline replays, the real scan time.
     ///   - checkpointId: the checkpoint (gate) the scanner token is bound to.
-    ///   - isBlocked: whether the visitor matches the organization's blocklist.
+    ///   - blocklist: the organization's blocklist entries the store found for the visitor's
+    ///     keys (`BlocklistKeys`); the domain judges each (`BlocklistEntry.matches`) at the
+    ///     receive time, since a block is about who may enter now, whenever the pass was scanned.
     public static func decide(visitor: Visitor, receivedAt: Date, request: CheckInRequest,
-                              checkpointId: String, isBlocked: Bool = false) -> CheckInDecision {
+                              checkpointId: String, blocklist: [BlocklistEntry] = []) -> CheckInDecision {
         let judgedAt = judgementTime(receivedAt: receivedAt, scannedAt: request.scannedAt)
         func unchanged(_ result: ScanResult) -> CheckInDecision {
             CheckInDecision(result: result, visitor: visitor, judgedAt: judgedAt, event: nil)
         }
-        if isBlocked { return unchanged(.blocked) }
+        if let entry = Blocklist.firstMatch(blocklist, for: visitor, at: receivedAt) {
+            return CheckInDecision(result: .blocked, visitor: visitor, judgedAt: judgedAt, event: nil, blockingEntry: entry)
+        }
         switch visitor.status {
         case .cancelled: return unchanged(.cancelled)
         case .rejected: return unchanged(.rejected)
@@ -110,5 +122,29 @@ public enum CheckIn {
             updated.checkpointId = checkpointId
             return CheckInDecision(result: .checkedIn, visitor: updated, judgedAt: judgedAt, event: .arrived)
         }
+    }
+}
+
+/// What a walk-in's registration answers (api.md: `AWAITING_APPROVAL`, or `BLOCKED` when the
+/// visitor matches the blocklist).
+public enum WalkInResult: String, Codable, Sendable, CaseIterable {
+    case awaitingApproval = "AWAITING_APPROVAL"
+    case blocked = "BLOCKED"
+}
+
+public enum WalkIn {
+    /// A walk-in's registration: it waits for approval, unless the blocklist blocks it, in
+    /// which case it is stored REJECTED at once (decided by nobody: no approver is asked, and
+    /// no note says why, since the gate is shown the visitor).
+    /// - Parameter visitor: the walk-in as registered, AWAITING_APPROVAL.
+    public static func decide(_ visitor: Visitor, blocklist: [BlocklistEntry], at now: Date)
+        -> (result: WalkInResult, visitor: Visitor, blockingEntry: BlocklistEntry?) {
+        guard let entry = Blocklist.firstMatch(blocklist, for: visitor, at: now) else { return (.awaitingApproval, visitor, nil) }
+        var rejected = visitor
+        rejected.status = .rejected
+        rejected.decidedAt = now
+        rejected.decidedBy = nil
+        rejected.decisionNote = nil
+        return (.blocked, rejected, entry)
     }
 }

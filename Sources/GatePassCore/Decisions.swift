@@ -6,11 +6,16 @@ public enum ApprovalDecision: String, Sendable {
     case approve
     case reject
 
-    public func apply(to visitor: Visitor, by userId: String, note: String?, at now: Date)
-        throws(DecisionConflict) -> Visitor {
+    /// - Parameter blocklist: the blocklist entries the store found for the visitor's keys; a
+    ///   block beats an approval (api.md "Blocklist"), a rejection is always allowed.
+    public func apply(to visitor: Visitor, by userId: String, note: String?, at now: Date,
+                      blocklist: [BlocklistEntry] = []) throws(DecisionConflict) -> Visitor {
         let decidable = visitor.status == .awaitingApproval
             || (visitor.status == .expected && visitor.requiresApproval)
         guard decidable else { throw DecisionConflict(status: visitor.status, action: rawValue) }
+        if self == .approve, Blocklist.firstMatch(blocklist, for: visitor, at: now) != nil {
+            throw DecisionConflict(status: visitor.status, action: rawValue, blocked: true)
+        }
         var updated = visitor
         updated.status = self == .approve ? .approved : .rejected
         updated.decidedAt = now
@@ -54,6 +59,15 @@ public enum CheckOut {
 public struct DecisionConflict: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: VisitorStatus
     public var action: String
+    /// The visitor matches the blocklist (the message does not say which entry or why).
+    public var blocked: Bool
 
-    public var description: String { "cannot \(action): the visitor is \(status.rawValue)" }
+    public init(status: VisitorStatus, action: String, blocked: Bool = false) {
+        self.status = status; self.action = action; self.blocked = blocked
+    }
+
+    public var description: String {
+        blocked ? "cannot \(action): the visitor matches the site's blocklist"
+            : "cannot \(action): the visitor is \(status.rawValue)"
+    }
 }

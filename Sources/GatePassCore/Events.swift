@@ -36,20 +36,25 @@ public struct VisitorEventData: Codable, Sendable, Equatable {
     public var visitor: Visitor
     public var scanId: String?
     public var checkpointId: String?
+    /// `security.alert`: the blocklist entry the visitor matched (its reason is not here:
+    /// `GET /api/blocklist` has it, for OWNER/ADMIN).
+    public var entryId: String?
 
-    public init(visitor: Visitor, scanId: String? = nil, checkpointId: String? = nil) {
+    public init(visitor: Visitor, scanId: String? = nil, checkpointId: String? = nil, entryId: String? = nil) {
         self.visitor = visitor
         self.scanId = scanId
         self.checkpointId = checkpointId
+        self.entryId = entryId
     }
 
-    enum CodingKeys: String, CodingKey { case visitor, scanId, checkpointId }
+    enum CodingKeys: String, CodingKey { case visitor, scanId, checkpointId, entryId }
     // "scanId"? and "checkpointId"? in api.md: absent keys are left out, not written as null.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(visitor, forKey: .visitor)
         try container.encodeIfPresent(scanId, forKey: .scanId)
         try container.encodeIfPresent(checkpointId, forKey: .checkpointId)
+        try container.encodeIfPresent(entryId, forKey: .entryId)
     }
 }
 

@@ -29,6 +29,9 @@ public struct GateDecision: Sendable, Equatable, Codable {
         self.shortId = shortId; self.result = result; self.reason = reason
     }
 
+    /// What a gate says of a blocked visitor: nothing of which entry, or why (api.md "Blocklist").
+    public static let blockedReason = "entry refused; call security"
+
     /// The decision for a check-in answer. `APPROVAL_REQUIRED` is not final: the gate asks
     /// for approval and shows `approvalRequested` from that second answer.
     public static func from(_ answer: CheckInAnswer, code: String) -> GateDecision {
@@ -47,7 +50,7 @@ public struct GateDecision: Sendable, Equatable, Codable {
         case .checkedOut: return make(.denied, "the pass was already used (single entry)")
         case .expired: return make(.denied, "the pass has expired")
         case .notYetValid: return make(.denied, "the pass is not valid yet")
-        case .blocked: return make(.denied, "entry refused; call security")
+        case .blocked: return make(.denied, blockedReason)
         case .notFound: return make(.denied, "unknown pass")
         case .invalid: return make(.denied, "not a Gate Pass code")
         }

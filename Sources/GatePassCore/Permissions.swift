@@ -18,6 +18,8 @@ public enum Action: String, Sendable, CaseIterable {
     case readOrganization, updateOrganization, listUsers, createUser, updateUser, readMailLog, sendTestMail
     case followEvents, issueEventTicket, listNotifications, markNotificationRead, deleteNotification
     case sendTestPush, listPushDeliveries
+    // Site governance
+    case listBlocklist, addBlocklistEntry, removeBlocklistEntry
     // Operations
     case checkHealth, readMetrics
 }
@@ -68,6 +70,8 @@ public enum Permissions {
         // PLATFORM_ADMIN makes no mutations.
         case .markNotificationRead, .deleteNotification: .users([.owner, .admin, .approver, .host])
         case .sendTestPush, .listPushDeliveries: .users(managers)
+        // The reasons are for the site's managers only (api.md "Blocklist").
+        case .listBlocklist, .addBlocklistEntry, .removeBlocklistEntry: .users(managers)
         case .followEvents, .issueEventTicket: .scannerAnd(allUsers)
         case .issueScannerToken: .scannerIssuers
         case .readGateStats: .scannerAnd(managers)

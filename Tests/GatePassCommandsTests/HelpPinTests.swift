@@ -562,6 +562,61 @@ import Testing
               -h, --help  Show help information.
 
             """#),
+        (["blocklist"], #"""
+            OVERVIEW: The organization's blocklist (OWNER/ADMIN): people refused at every gate, by name (and company), email or phone. A blocked check-in or walk-in answers BLOCKED, without the reason, and owners and admins get a security alert.
+
+            USAGE: gatepass blocklist <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              list    The blocklist, newest entry first, expired entries included.
+              add     Block a person at every gate: by name (and company), email or phone.
+              remove  Remove an entry: the person is no longer blocked.
+
+            """#),
+        (["blocklist", "list"], #"""
+            OVERVIEW: The organization's blocklist, newest entry first: who (name and company, email, phone), until when (site time), the reason and the entry's id. Expired entries are listed too; they block nobody.
+
+            USAGE: gatepass blocklist list [--limit N] [--json]
+
+            OPTIONS:
+              --limit N   How many entries (default 50, at most 500).
+              --json      Print the API's page: {"items": [{id, name, email, phone, company, reason, expiresAt, createdAt, createdBy}], "nextCursor"}.
+              -h, --help  Show help information.
+
+            """#),
+        (["blocklist", "add"], #"""
+            OVERVIEW: Block a person at every gate of the organization: from now on their check-ins and walk-ins answer BLOCKED, and owners and admins get a security alert. Give at least one of --name, --email and --phone; any one that matches is enough.
+
+            USAGE: gatepass blocklist add [--name NAME] [--email EMAIL] [--phone PHONE] [--company TEXT] --reason TEXT [--expires TIME] [--json]
+
+            OPTIONS:
+              --name NAME     The person's full name; matched ignoring case, accents and spacing.
+              --email EMAIL   Their email; matched exactly, in any case.
+              --phone PHONE   Their phone number; matched by its digits alone.
+              --company TEXT  Narrows --name: only visitors of this company match the name.
+              --reason TEXT   Why (shown to owners and admins only, never at the gate).
+              --expires TIME  When the entry stops blocking (default: never).
+              --json          Print the entry as the API shapes it.
+              -h, --help      Show help information.
+
+            Times are site-local, in the organization's time zone (GET /api/organization): 2026-12-02 09:00 or 2026-12-02T09:00, seconds optional; an RFC 3339 time (2026-12-02T07:00:00Z, or with an offset) is taken as it is. A local time the clocks skip is refused; one they pass twice is its first occurrence.
+
+            """#),
+        (["blocklist", "remove"], #"""
+            OVERVIEW: Remove a blocklist entry: the person it named is no longer blocked at any gate.
+
+            USAGE: gatepass blocklist remove ID
+
+            ARGUMENTS:
+              ID  The entry's id, as gatepass blocklist list shows it.
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            """#),
     ]
 
     @Test func everyCommandIsPinned() {

@@ -668,6 +668,28 @@ import Testing
         }
     }
 
+    /// A walk-in the blocklist blocks comes back REJECTED (the server answered BLOCKED): the
+    /// gate says DENIED with the block's one sentence, waits for no approver, and alerts.
+    @Test func aBlockedWalkInIsDeniedAndAwaitsNoApprover() {
+        withScreen { screen, services, _ in
+            _ = screen.handle(.character("w"))
+            Fixtures.type("Ion Ionescu", into: screen)
+            var ion = F.visitor("v-ion", name: "Ion Ionescu", shortId: "10N12345", status: .rejected, requiresApproval: true)
+            ion.walkIn = true
+            services.walkInAnswer = .applied(ion)
+            #expect(screen.handle(.control("s")) == .alert)
+            #expect(services.walkIns.map(\.name) == ["Ion Ionescu"])
+            #expect(screen.walkIn == nil)
+            #expect(screen.lastDecision?.outcome == .denied)
+            #expect(screen.lastDecision?.result == "BLOCKED")
+            #expect(screen.lastDecision?.reason == "entry refused; call security")
+            #expect(screen.awaitingDecision.isEmpty)
+            let after = lines(Fixtures.render(screen))
+            #expect(after[2].hasPrefix("  DENIED"), "\(after[2])")
+            #expect(after.contains("  entry refused; call security"))
+        }
+    }
+
     @Test func walkInValidationSaysWhatIsWrongAndLosesNothing() {
         withScreen { screen, services, _ in
             _ = screen.handle(.character("w"))

@@ -187,13 +187,18 @@ struct CheckInDecisionTests {
         }
     }
 
+    /// Blocks the fixture visitor by email; it never expires.
+    static let blockingEntry = BlocklistEntry(id: "entry-1", name: nil, email: "ANA@example.com", phone: nil, company: nil,
+                                              reason: "banned", expiresAt: nil, createdAt: Fixture.createdAt, createdBy: "owner-1")
+
     @Test("BLOCKED wins over every status, window position and flag", arguments: table, WindowPoint.allCases)
     func blockedWinsOverEverything(row: Row, point: WindowPoint) {
         let visitor = Fixture.visitor(status: row.status, requiresApproval: row.requiresApproval)
         let decision = CheckIn.decide(visitor: visitor, receivedAt: point.instant,
                                       request: CheckInRequest(confirmApprovalRequest: row.confirm),
-                                      checkpointId: Fixture.gate, isBlocked: true)
+                                      checkpointId: Fixture.gate, blocklist: [Self.blockingEntry])
         #expect(decision.result == .blocked)
+        #expect(decision.blockingEntry == Self.blockingEntry)
         #expect(decision.visitor == visitor)
         // No visitor.* event: the `security.alert` of api.md is not a visitor state change.
         #expect(decision.event == nil)

@@ -95,6 +95,10 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         .notificationsDelete:           [204,  204,  204,  204,  403,  403,  401,  401,  404,  404,  403,  404],
         .adminPushTest:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
         .adminPushDeliveries:           [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
+        // The cell's entry is the first organization's: another organization's owner gets 404.
+        .blocklistList:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
+        .blocklistAdd:                  [201,  201,  403,  403,  403,  403,  401,  401,  201,  403,  403,  403],
+        .blocklistRemove:               [204,  204,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
 
         .healthz:                       [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200,  200],
         // /metrics has its own credential (metricsToken, not configured here): user tokens are not looked at.
@@ -258,6 +262,11 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         case .notificationsDelete: return ("DELETE", "/api/notifications/\(try newNotification())", nil)
         case .adminPushTest: return ("POST", "/api/admin/push-test", ["waitSeconds": 0])
         case .adminPushDeliveries: return ("GET", "/api/admin/push-deliveries?token=device-\(cell)", nil)
+        case .blocklistList: return ("GET", "/api/blocklist", nil)
+        case .blocklistAdd: return ("POST", "/api/blocklist", ["name": "Blocked Person \(cell)", "reason": "matrix"])
+        case .blocklistRemove:
+            let entry = try server.block(world.setupToken, ["email": "blocked\(cell)@visitors.test"])
+            return ("DELETE", "/api/blocklist/\(try #require(entry["id"] as? String))", nil)
         default: Issue.record("\(route) has no request in the matrix"); return ("GET", "/", nil)
         }
         /// A walk-in at the first organization's gate: unassigned, so every user of that

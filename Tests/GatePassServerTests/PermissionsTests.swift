@@ -109,6 +109,10 @@ struct PermissionsTests {
         // push-test and the delivery log (not in api.md): OWNER, ADMIN
         (.adminPushTest,             "U A A F F F F F"),
         (.adminPushDeliveries,       "U A A F F F F F"),
+        // the blocklist: OWNER, ADMIN (the reasons are theirs alone)
+        (.blocklistList,             "U A A F F F F F"),
+        (.blocklistAdd,              "U A A F F F F F"),
+        (.blocklistRemove,           "U A A F F F F F"),
     ]
 
     static func expected(for route: Endpoint) -> [Principal: Access]? {

@@ -51,13 +51,13 @@ struct EventStreamFilter: Sendable {
             if let target = audience.userId { return target == user.id }
             switch user.role {
             case .owner, .admin: return true
-            case .approver: return audience.approverId == nil || audience.approverId == user.id
+            case .approver: return !audience.managersOnly && (audience.approverId == nil || audience.approverId == user.id)
             // A HOST sees only its own visitors, and the log has no audience column for a
             // visitor's host: it gets the events addressed to it alone.
             case .platformAdmin, .host: return false
             }
         case .scanner(_, let checkpointId):
-            return audience.userId == nil && audience.checkpointId == checkpointId
+            return audience.userId == nil && !audience.managersOnly && audience.checkpointId == checkpointId
         }
     }
 }

@@ -77,7 +77,9 @@ extension GatePassApplication {
             return APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)").response
         }
         let decision = CheckIn.decide(visitor: record.visitor, receivedAt: call.now, request: request,
-                                      checkpointId: checkpointId)
+                                      checkpointId: checkpointId,
+                                      blocklist: try tx.blocklist.candidates(for: record.visitor, organizationId: caller.organizationId,
+                                                                             now: call.now))
         if decision.changesVisitor {
             try tx.visitors.changeState(decision.visitor, from: record.visitor,
                                         approvalCheckpointId: decision.event == .awaiting ? checkpointId : nil)
@@ -89,6 +91,10 @@ extension GatePassApplication {
             try tx.events.appendVisitorEvent(kind, visitor: decision.visitor, organizationId: caller.organizationId,
                                              checkpointId: checkpointId, scanId: scan.id, now: call.now)
             try queueNotices(for: kind, visitor: decision.visitor, organizationId: caller.organizationId, call, tx)
+        }
+        if let entry = decision.blockingEntry {
+            try tx.events.appendSecurityAlert(visitor: decision.visitor, entryId: entry.id, organizationId: caller.organizationId,
+                                              checkpointId: checkpointId, scanId: scan.id, now: call.now)
         }
         metrics.recordCheckIn(result: decision.result.rawValue)
         return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id))
@@ -135,7 +141,9 @@ extension GatePassApplication {
         var hostName: String?
     }
 
-    /// A visitor without a pass, registered at the gate; always waits for approval.
+    /// A visitor without a pass, registered at the gate; waits for approval, unless the
+    /// blocklist blocks them: then they are stored REJECTED, the managers get `security.alert`
+    /// and no approver is asked.
     func walkIn(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(WalkInBody.self, from: call.request.body)
         let caller = call.caller
@@ -147,13 +155,25 @@ extension GatePassApplication {
         let hostName = try Field.text(body.hostName, "hostName")
         // The walk-in's pass is for the site's today, in the site's zone.
         let zone = try site(caller.organizationId, tx).timeZone
+        // Read before the insert: the entries depend on the name, email and phone alone.
+        let candidates = try tx.blocklist.candidates(for: BlocklistKeys(name: name, email: email, phone: phone),
+                                                     organizationId: caller.organizationId, now: call.now)
+        var blocking: BlocklistEntry?
         let visitor = try tx.visitors.insertWithFreshShortID(organizationId: caller.organizationId,
                                                              approvalCheckpointId: caller.checkpointId,
                                                              createdBy: caller.user.id) { shortId in
-            Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
-                    purpose: purpose, hostName: hostName, approverId: nil, requiresApproval: true, walkIn: true,
-                    status: .awaitingApproval, validity: ValidityWindow.day(containing: call.now, in: zone),
-                    createdAt: call.now, approvalRequestedAt: call.now)
+            let arrived = Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
+                                  purpose: purpose, hostName: hostName, approverId: nil, requiresApproval: true, walkIn: true,
+                                  status: .awaitingApproval, validity: ValidityWindow.day(containing: call.now, in: zone),
+                                  createdAt: call.now, approvalRequestedAt: call.now)
+            let decision = WalkIn.decide(arrived, blocklist: candidates, at: call.now)
+            blocking = decision.blockingEntry
+            return decision.visitor
+        }
+        if let blocking {
+            try tx.events.appendSecurityAlert(visitor: visitor, entryId: blocking.id, organizationId: caller.organizationId,
+                                              checkpointId: caller.checkpointId, scanId: nil, now: call.now)
+            return JSONBody.response(status: 201, WalkInAnswer(result: .blocked, visitor: visitor))
         }
         try tx.events.appendVisitorEvent(.requestCreated, visitor: visitor, organizationId: caller.organizationId,
                                          checkpointId: caller.checkpointId, now: call.now)

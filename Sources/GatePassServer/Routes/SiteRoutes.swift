@@ -117,9 +117,14 @@ extension GatePassApplication {
         let query = call.request.query
         let limit = try Field.limit(query)
         let rows = try tx.directory.users(organizationId: readScope(call), after: try Field.cursor(query), limit: limit + 1)
-        let items = Array(rows.prefix(limit))
-        let next = rows.count > limit ? items.last?.cursor.token : nil
-        return JSONBody.response(Page(items: items.map(\.user), nextCursor: next))
+        return JSONBody.response(page(of: rows, limit: limit, item: { $0.user }, cursor: { $0.cursor }))
+    }
+
+    /// One page of `limit` items from `limit + 1` fetched rows that carry their own cursor,
+    /// with the cursor of the last item when more rows follow.
+    func page<Row, Item: Codable & Sendable>(of rows: [Row], limit: Int, item: (Row) -> Item, cursor: (Row) -> ListCursor) -> Page<Item> {
+        let kept = rows.prefix(limit)
+        return Page(items: kept.map(item), nextCursor: rows.count > limit ? kept.last.map { cursor($0).token } : nil)
     }
 
     /// The organization's mails, newest first, login codes included (their codes never: the
@@ -129,9 +134,7 @@ extension GatePassApplication {
         let limit = try Field.limit(query)
         let rows = try tx.mail.list(organizationId: call.caller.organizationId, after: try Field.cursor(query),
                                     limit: limit + 1)
-        let items = Array(rows.prefix(limit))
-        let next = rows.count > limit ? items.last?.cursor.token : nil
-        return JSONBody.response(Page(items: items.map(\.mail), nextCursor: next))
+        return JSONBody.response(page(of: rows, limit: limit, item: { $0.mail }, cursor: { $0.cursor }))
     }
 
     struct TestMailBody: Decodable { var to: String }

@@ -218,7 +218,10 @@ extension GatePassApplication {
         let body = try JSONBody.decodeOptional(NoteBody.self, from: call.request.body)
         let note = try Field.text(body.note, "note", maxLength: 1000)
         let record = try visibleVisitor(call, tx)
-        let updated = try decision.apply(to: record.visitor, by: call.caller.user.id, note: note, at: call.now)
+        let blocklist = decision == .approve
+            ? try tx.blocklist.candidates(for: record.visitor, organizationId: record.organizationId, now: call.now) : []
+        let updated = try decision.apply(to: record.visitor, by: call.caller.user.id, note: note, at: call.now,
+                                         blocklist: blocklist)
         try tx.visitors.changeState(updated, from: record.visitor)
         // The decision reaches the checkpoint that asked for it (api.md: the scanner that requested approval).
         try tx.events.appendVisitorEvent(.visitorDecided, visitor: updated, organizationId: record.organizationId,

@@ -12,6 +12,9 @@ struct EventAudience: Sendable, Equatable {
     var userId: String?
     /// Only a stream that presented this device token receives it.
     var deviceToken: String?
+    /// Only the organization's OWNERs and ADMINs receive it (security.alert): no approver,
+    /// whoever the visitor's approver is, and no gate.
+    var managersOnly: Bool = false
 }
 
 /// One stored event.

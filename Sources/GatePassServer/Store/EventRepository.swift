@@ -61,6 +61,18 @@ extension EventRepository {
                    title: NotificationItem.title(for: kind, visitorName: visitor.name, decision: visitor.status),
                    data: data, now: now)
     }
+
+    /// `security.alert` (api.md "Blocklist"): a blocked visitor at a gate, for the
+    /// organization's OWNERs and ADMINs only. `checkpointId` names the gate; the event is
+    /// not addressed to it (its scanner is told `BLOCKED`, never which entry or why).
+    func appendSecurityAlert(visitor: Visitor, entryId: String, organizationId: String, checkpointId: String?,
+                             scanId: String?, now: Date) throws {
+        let data = EventLog.encode(VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId,
+                                                    entryId: entryId))
+        try append(.securityAlert, audience: EventAudience(organizationId: organizationId, managersOnly: true),
+                   visitorId: visitor.id, title: NotificationItem.title(for: .securityAlert, visitorName: visitor.name),
+                   data: data, now: now)
+    }
 }
 
 /// One row of the event log as read.

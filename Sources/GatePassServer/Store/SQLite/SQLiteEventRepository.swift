@@ -9,10 +9,10 @@ struct SQLiteEventRepository: EventRepository {
                 now: Date) throws -> Int64 {
         try db.execute("""
             INSERT INTO events (organization_id, kind, visitor_id, approver_id, checkpoint_id, user_id, device_token,
-                                title, data, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                title, data, created_at, managers_only)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [audience.organizationId, kind.rawValue, visitorId, audience.approverId, audience.checkpointId,
-                  audience.userId, audience.deviceToken, title, data, now.milliseconds])
+                  audience.userId, audience.deviceToken, title, data, now.milliseconds, audience.managersOnly])
         let id = db.lastInsertRowID
         try insertDeliveries(eventId: id, audience: audience, now: now)
         return id
@@ -33,6 +33,8 @@ struct SQLiteEventRepository: EventRepository {
             } else {
                 try db.execute(select + " u.id = ?", base + [userId])
             }
+        } else if audience.managersOnly {
+            try db.execute(select + " u.role IN ('OWNER', 'ADMIN')", base)
         } else {
             try db.execute(select + " " + NotificationQueries.roleAudienceSQL(userAlias: "u", eventAlias: nil),
                            base + [audience.approverId, audience.approverId])
@@ -81,14 +83,14 @@ struct SQLiteEventRepository: EventRepository {
 }
 
 extension StoredEvent {
-    static let columns = "id, kind, organization_id, approver_id, checkpoint_id, user_id, device_token, data, created_at"
+    static let columns = "id, kind, organization_id, approver_id, checkpoint_id, user_id, device_token, data, created_at, managers_only"
 
     /// A row of `columns`; throws for any value not understood, an unknown kind included.
     static func decode(_ row: Row) throws -> StoredEvent {
         StoredEvent(id: try row.int64(0), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
                     audience: EventAudience(organizationId: try row.string(2), approverId: try row.optionalString(3),
                                             checkpointId: try row.optionalString(4), userId: try row.optionalString(5),
-                                            deviceToken: try row.optionalString(6)),
+                                            deviceToken: try row.optionalString(6), managersOnly: try row.bool(9)),
                     data: try row.string(7), createdAt: try row.date(8))
     }
 }

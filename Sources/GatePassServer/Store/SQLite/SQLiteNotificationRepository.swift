@@ -17,7 +17,7 @@ struct SQLiteNotificationRepository: NotificationRepository {
         case .owner, .admin:
             return ("e.organization_id = ? AND (e.user_id IS NULL OR e.user_id = ?)", [user.organizationId, user.id])
         case .approver:
-            return ("e.organization_id = ? AND (e.user_id = ? OR (e.user_id IS NULL AND (e.approver_id IS NULL OR e.approver_id = ?)))",
+            return ("e.organization_id = ? AND (e.user_id = ? OR (e.user_id IS NULL AND e.managers_only = 0 AND (e.approver_id IS NULL OR e.approver_id = ?)))",
                     [user.organizationId, user.id, user.id])
         }
     }

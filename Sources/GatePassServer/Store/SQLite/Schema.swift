@@ -213,6 +213,34 @@ enum Schema {
         CREATE INDEX mail_queue_due ON mail_queue(next_attempt_at) WHERE status = 'queued';
         CREATE INDEX mail_queue_newest ON mail_queue(organization_id, created_at DESC, seq DESC);
         """),
+        // Issue 12, the blocklist. Each entry keeps its normalised keys (GatePassCore
+        // `BlocklistKeys`: folded name, lowercased email, phone digits) beside the values as
+        // typed, so a check-in finds the entries that may match with one index probe per key.
+        // `managers_only` events (security.alert) reach OWNER/ADMIN alone: no approver, no gate.
+        Migration("0004-blocklist", """
+        CREATE TABLE blocklist_entries (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            name TEXT,
+            email TEXT,
+            phone TEXT,
+            company TEXT,
+            reason TEXT NOT NULL,
+            expires_at INTEGER,
+            created_at INTEGER NOT NULL,
+            created_by TEXT NOT NULL REFERENCES users(id),
+            name_key TEXT,
+            email_key TEXT,
+            phone_key TEXT,
+            CHECK (name_key IS NOT NULL OR email_key IS NOT NULL OR phone_key IS NOT NULL)
+        );
+        CREATE INDEX blocklist_newest ON blocklist_entries(organization_id, created_at DESC, seq DESC);
+        CREATE INDEX blocklist_name ON blocklist_entries(organization_id, name_key) WHERE name_key IS NOT NULL;
+        CREATE INDEX blocklist_email ON blocklist_entries(organization_id, email_key) WHERE email_key IS NOT NULL;
+        CREATE INDEX blocklist_phone ON blocklist_entries(organization_id, phone_key) WHERE phone_key IS NOT NULL;
+        ALTER TABLE events ADD COLUMN managers_only INTEGER NOT NULL DEFAULT 0;
+        """),
         // Issue 12, users and settings. SQLite cannot change a CHECK, so the users table is
         // rebuilt for the HOST role. The rows that reference users (sessions, visitors,
         // scans, devices) keep pointing at "users": its foreign keys are deferred to the

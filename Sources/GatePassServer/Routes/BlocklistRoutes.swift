@@ -1,0 +1,43 @@
+import Foundation
+import GatePassAPI
+import GatePassCore
+import HTTPServer
+
+extension GatePassApplication {
+    /// The blocklist controller (api.md "Blocklist"): who must not enter the site, for its
+    /// OWNERs and ADMINs. The gate never reads it: the check-in and walk-in routes consult it
+    /// (`tx.blocklist.candidates`) and answer `BLOCKED` without the entry or its reason.
+    static let blocklistRoutes: [Route] = [
+        .read(.blocklistList) { app, call, tx in try app.listBlocklist(call, tx) },
+        .write(.blocklistAdd) { app, call, tx in try app.addBlocklistEntry(call, tx) },
+        .write(.blocklistRemove) { app, call, tx in try app.removeBlocklistEntry(call, tx) },
+    ]
+
+    func listBlocklist(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let query = call.request.query
+        let limit = try Field.limit(query)
+        let rows = try tx.blocklist.list(organizationId: call.caller.organizationId, after: try Field.cursor(query),
+                                         limit: limit + 1)
+        return JSONBody.response(page(of: rows, limit: limit, item: { $0.entry }, cursor: { $0.cursor }))
+    }
+
+    func addBlocklistEntry(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let body = try JSONBody.decode(NewBlocklistEntry.self, from: call.request.body)
+        let checked: NewBlocklistEntry
+        do { checked = try body.validated(now: call.now) } catch { throw APIError.badRequest(error.message) }
+        let entry = BlocklistEntry(id: newIdentifier(), name: checked.name, email: checked.email, phone: checked.phone,
+                                   company: checked.company, reason: checked.reason, expiresAt: checked.expiresAt?.date,
+                                   createdAt: call.now, createdBy: call.caller.user.id)
+        try tx.blocklist.insert(entry, organizationId: call.caller.organizationId)
+        return JSONBody.response(status: 201, entry)
+    }
+
+    func removeBlocklistEntry(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        let id = call.parameter("id")
+        // Ids are UUIDs: anything longer is no id of ours, and is not looked up.
+        guard id.utf8.count <= 64, try tx.blocklist.remove(id: id, organizationId: call.caller.organizationId) else {
+            throw APIError.notFound("blocklist entry")
+        }
+        return Self.noContent
+    }
+}
