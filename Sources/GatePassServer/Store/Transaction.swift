@@ -19,6 +19,7 @@ protocol Transaction {
     var directory: any DirectoryRepository { get }
     var checkpoints: any CheckpointRepository { get }
     var mail: any MailRepository { get }
+    var audit: any AuditRepository { get }
 
     /// Runs `body` so that a throw undoes only what `body` changed (a nested transaction).
     func savepoint<T>(_ body: () throws -> T) throws -> T

@@ -20,6 +20,7 @@ struct SQLiteTransaction: Transaction {
     var directory: any DirectoryRepository { SQLiteDirectoryRepository(db: db) }
     var checkpoints: any CheckpointRepository { SQLiteCheckpointRepository(db: db) }
     var mail: any MailRepository { SQLiteMailRepository(db: db) }
+    var audit: any AuditRepository { SQLiteAuditRepository(db: db) }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T { try db.inSavepoint(body) }
 
