@@ -86,6 +86,7 @@ func temporaryPath(_ name: String) -> String {
               visitor          Register, list, show, edit, cancel, check out and invite visitors; save their passes.
               mail             The server's mail log, and a test mail.
               blocklist        Who must not enter: list, add and remove blocklist entries.
+              audit            Check the audit log's tamper-evident chain in a database file.
               walk-in          Register a visitor who arrived without a pass.
               stats            Today's gate counters.
               history          The scan history (--csv for the export).

@@ -617,6 +617,29 @@ import Testing
               -h, --help  Show help information.
 
             """#),
+        (["audit"], #"""
+            OVERVIEW: The audit log's checks on a database file.
+
+            USAGE: gatepass audit <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              verify  Check the audit log's chain; exit 1 naming the first altered, inserted or removed entry.
+
+            """#),
+        (["audit", "verify"], #"""
+            OVERVIEW: Walk the audit log of a database file from its first entry: every entry's values must hash to what its link covers, every link must follow from the one before (HMAC under the key from the server's secret), and the log must reach the newest entry recorded outside the database (<db>.audit-head). Exits 0 when the log is intact, 1 naming the first entry that was altered, inserted or removed.
+
+            USAGE: gatepass audit verify --db PATH [--secret-file FILE]
+
+            OPTIONS:
+              --db PATH           The SQLite database file.
+              --secret-file FILE  The server's secret, which holds the audit key (default <db>.secret).
+              -h, --help          Show help information.
+
+            """#),
     ]
 
     @Test func everyCommandIsPinned() {

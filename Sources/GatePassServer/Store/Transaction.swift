@@ -20,6 +20,7 @@ protocol Transaction {
     var checkpoints: any CheckpointRepository { get }
     var mail: any MailRepository { get }
     var blocklist: any BlocklistRepository { get }
+    var audit: any AuditRepository { get }
 
     /// Runs `body` so that a throw undoes only what `body` changed (a nested transaction).
     func savepoint<T>(_ body: () throws -> T) throws -> T

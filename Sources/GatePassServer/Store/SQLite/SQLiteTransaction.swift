@@ -21,6 +21,7 @@ struct SQLiteTransaction: Transaction {
     var checkpoints: any CheckpointRepository { SQLiteCheckpointRepository(db: db) }
     var mail: any MailRepository { SQLiteMailRepository(db: db) }
     var blocklist: any BlocklistRepository { SQLiteBlocklistRepository(db: db) }
+    var audit: any AuditRepository { SQLiteAuditRepository(db: db) }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T { try db.inSavepoint(body) }
 

@@ -273,5 +273,28 @@ enum Schema {
         ALTER TABLE organizations ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 180;
         ALTER TABLE organizations ADD COLUMN auto_checkout_at TEXT;
         """),
+        // Issue 12, the audit log (api.md "Audit log"): append-only rows, each with the hashes of
+        // its field values and its chain link (AuditChain). Retention erases `before`/`after`
+        // (erased = 1) and keeps the hashes. 
+        Migration("0006-audit", """
+        CREATE TABLE audit_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            organization_id TEXT,
+            at INTEGER NOT NULL,
+            actor_kind TEXT NOT NULL CHECK (actor_kind IN ('user', 'kiosk', 'system')),
+            actor_id TEXT,
+            action TEXT NOT NULL,
+            entity TEXT NOT NULL,
+            entity_id TEXT,
+            before TEXT,
+            after TEXT,
+            erased INTEGER NOT NULL DEFAULT 0,
+            field_hashes BLOB NOT NULL,
+            link BLOB NOT NULL
+        );
+        CREATE INDEX audit_newest ON audit_log(organization_id, at DESC, seq DESC);
+        CREATE INDEX audit_entity ON audit_log(entity_id);
+        """),
     ]
 }

@@ -1,0 +1,50 @@
+import Foundation
+import GatePassCore
+import SQLite
+
+struct SQLiteAuditRepository: AuditRepository {
+    let db: Connection
+
+    private static let columns = """
+        seq, id, organization_id, at, actor_kind, actor_id, action, entity, entity_id, before, after, erased, field_hashes, link
+        """
+
+    /// A row as stored. A value not understood (an unknown actor kind, hashes of the wrong
+    /// length) throws: verification must never guess.
+    private static func entry(_ row: Row) throws -> StoredAuditEntry {
+        let hashes = try row.blob(12)
+        guard hashes.count == AuditChain.fieldNames.count * 32 else {
+            throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "audit entry \(try row.int64(0)) has \(hashes.count) bytes of field hashes")
+        }
+        let entry = AuditEntry(id: try row.string(1), at: try row.date(3),
+                               actorKind: try row.parsed(4, as: "audit actor kind", AuditActorKind.init(rawValue:)),
+                               actorId: try row.optionalString(5), action: try row.string(6), entity: try row.string(7),
+                               entityId: try row.optionalString(8), before: try row.optionalString(9),
+                               after: try row.optionalString(10))
+        return StoredAuditEntry(seq: try row.int64(0), entry: entry, organizationId: try row.optionalString(2),
+                                erased: try row.bool(11),
+                                fieldHashes: stride(from: 0, to: hashes.count, by: 32).map { Array(hashes[$0..<($0 + 32)]) },
+                                link: try row.blob(13))
+    }
+
+    func append(_ stored: StoredAuditEntry) throws {
+        let entry = stored.entry
+        try db.execute("""
+            INSERT INTO audit_log (id, organization_id, at, actor_kind, actor_id, action, entity, entity_id, before, after,
+                erased, field_hashes, link) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+            """, [entry.id, stored.organizationId, entry.at.milliseconds, entry.actorKind.rawValue, entry.actorId, entry.action,
+                  entry.entity, entry.entityId, entry.before, entry.after, stored.fieldHashes.flatMap { $0 }, stored.link])
+    }
+
+    func latest() throws -> StoredAuditEntry? {
+        try db.queryFirst("SELECT \(Self.columns) FROM audit_log ORDER BY seq DESC LIMIT 1", [], Self.entry)
+    }
+
+    func entries(after seq: Int64, limit: Int) throws -> [StoredAuditEntry] {
+        try db.query("SELECT \(Self.columns) FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?", [seq, limit], Self.entry)
+    }
+
+    func eraseValues(seq: Int64) throws {
+        try db.execute("UPDATE audit_log SET before = NULL, after = NULL, erased = 1 WHERE seq = ?", [seq])
+    }
+}
