@@ -21,7 +21,8 @@ extension HistoryScreen {
     private func visitorLabel(_ scan: Scan) -> (String, Canvas.Style.Role) {
         if let id = scan.visitorId { return (visitorNames[id] ?? "—", visitorNames[id] == nil ? .muted : .normal) }
         // No visitor: what was scanned says most (an unknown pass, a stray QR code).
-        return ("“\(scan.raw)”", .muted)
+        guard let raw = scan.raw else { return ("(erased)", .muted) }
+        return ("“\(raw)”", .muted)
     }
 
     private func timeLabel(_ date: Date) -> String {

@@ -89,7 +89,8 @@ public struct Page<Item: Codable & Sendable>: Codable, Sendable {
 public struct Scan: Codable, Sendable, Equatable {
     public var id: String
     public var shortId: String?
-    public var raw: String
+    /// The scanned text; null once retention or an erase removed it (api.md "Retention").
+    public var raw: String?
     public var result: ScanResult
     public var visitorId: String?
     public var checkpointId: String
@@ -98,7 +99,7 @@ public struct Scan: Codable, Sendable, Equatable {
     public var receivedAt: Timestamp
     public var offline: Bool
 
-    public init(id: String, shortId: String?, raw: String, result: ScanResult, visitorId: String?, checkpointId: String,
+    public init(id: String, shortId: String?, raw: String?, result: ScanResult, visitorId: String?, checkpointId: String,
                 scannedBy: String, scannedAt: Timestamp, receivedAt: Timestamp, offline: Bool) {
         self.id = id; self.shortId = shortId; self.raw = raw; self.result = result; self.visitorId = visitorId
         self.checkpointId = checkpointId; self.scannedBy = scannedBy; self.scannedAt = scannedAt

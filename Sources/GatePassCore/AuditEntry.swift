@@ -38,9 +38,13 @@ public enum AuditAction: String, Codable, Sendable, CaseIterable {
     case sessionLogout = "session.logout"
     case mailTest = "mail.test"
     case retentionRun = "retention.run"
+    /// One visitor anonymised at once (a data-subject request, `POST /api/admin/visitors/:id/erase`).
+    case visitorErase = "visitor.erase"
     /// Reads of personal data in bulk (api.md: CSV exports and `visitor.export` are audited too).
     case scanHistoryExport = "scan-history.export"
     case auditExport = "audit.export"
+    /// Everything stored about one visitor, read out (`GET /api/admin/visitors/:id/export`).
+    case visitorExport = "visitor.export"
 
     /// The kind of thing the action changes: `visitor` for `visitor.create`.
     public var entity: String { String(rawValue.prefix(while: { $0 != "." })) }

@@ -38,7 +38,7 @@ public enum ScanHistoryCSV {
                                         "scannedAt", "receivedAt", "offline"])
 
     public static func row(_ scan: Scan) -> String {
-        CSV.row([scan.id, scan.shortId ?? "", scan.raw, scan.result.rawValue, scan.visitorId ?? "", scan.checkpointId,
+        CSV.row([scan.id, scan.shortId ?? "", scan.raw ?? "", scan.result.rawValue, scan.visitorId ?? "", scan.checkpointId,
                  scan.scannedBy, scan.scannedAt.description, scan.receivedAt.description, scan.offline ? "true" : "false"])
     }
 }

@@ -320,6 +320,7 @@ public final class GatePassApplication: HTTPResponder {
     private func committed(_ call: Call) {
         eventHub.committed()
         if call.effects.audited { moveAuditHead() }
+        if call.effects.erasedPersonalData { erased() }
         if call.effects.queuedMail { mailWorker.wake() }
         call.effects.apply(to: eventHub)
     }
@@ -334,6 +335,10 @@ public final class GatePassApplication: HTTPResponder {
         /// Set inside the transaction when it appended an audit entry.
         func noteAudited() { auditEntries.store(true, ordering: .releasing) }
         var audited: Bool { auditEntries.load(ordering: .acquiring) }
+        private let erasure = Atomic<Bool>(false)
+        /// Set inside the transaction when it anonymised a visitor: the journal is truncated after.
+        func noteErasedPersonalData() { erasure.store(true, ordering: .releasing) }
+        var erasedPersonalData: Bool { erasure.load(ordering: .acquiring) }
         /// Set inside the transaction when it queued mail.
         func noteQueuedMail() { mail.store(true, ordering: .releasing) }
         var queuedMail: Bool { mail.load(ordering: .acquiring) }
@@ -381,16 +386,19 @@ public final class GatePassApplication: HTTPResponder {
         return message + [UInt8(ascii: "\n")] + request.body
     }
 
-    /// Deletes what has outlived its retention: idempotency records, send counters, dead sessions.
+    /// Deletes what has outlived its own limit (README "What is kept, and for how long"):
+    /// idempotency records, login codes and their send counters, events (with their
+    /// notification marks and push deliveries), the push delivery log, the mail log.
     public func purgeExpiredRecords() {
         let now = clock.now()
-        let retention = TimeInterval(configuration.idempotencyRetentionHours * 3600)
+        @Sendable func hoursAgo(_ hours: Int) -> Date { now.addingTimeInterval(-TimeInterval(hours) * 3600) }
         do {
             try store.write { tx in
-                try tx.idempotency.purge(createdBefore: now.addingTimeInterval(-retention))
-                try tx.otps.purge(sentBefore: now.addingTimeInterval(-3600), expiredBefore: now.addingTimeInterval(-3600))
-                let eventCutoff = now.addingTimeInterval(-TimeInterval(self.configuration.eventRetentionHours * 3600))
-                try tx.events.purge(olderThan: eventCutoff)
+                try tx.idempotency.purge(createdBefore: hoursAgo(self.configuration.idempotencyRetentionHours))
+                try tx.otps.purge(sentBefore: hoursAgo(1), expiredBefore: hoursAgo(1))
+                try tx.events.purge(olderThan: hoursAgo(self.configuration.eventRetentionHours))
+                try tx.push.purgeDeliveries(createdBefore: hoursAgo(self.configuration.pushDeliveryRetentionHours))
+                try tx.mail.purge(finishedBefore: hoursAgo(self.configuration.mailLogRetentionHours))
             }
         } catch {
             logSink.log("purge failed: \(error)")

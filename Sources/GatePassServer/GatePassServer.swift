@@ -51,6 +51,8 @@ public final class GatePassServer: @unchecked Sendable {
                                  keepAliveTimeoutSeconds: configuration.keepAliveTimeoutSeconds,
                                  unansweredAtStop: APIError.serverStopping.response),
             responder: application)
+        // A day's retention run missed while the server was down is caught up before it serves.
+        application.runDueRetention()
         do {
             try application.eventHub.start()
             port = try http.start()
@@ -62,10 +64,14 @@ public final class GatePassServer: @unchecked Sendable {
         self.application = application
         self.store = store
         self.http = http
-        // Expired idempotency records, send counters and codes are swept every 10 minutes.
+        // What outlived its limit is purged every 10 minutes, and each organization's daily
+        // retention run starts at the first sweep after 03:30 its time.
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         timer.schedule(deadline: .now() + 60, repeating: 600)
-        timer.setEventHandler { [application] in application.purgeExpiredRecords() }
+        timer.setEventHandler { [application] in
+            application.purgeExpiredRecords()
+            application.runDueRetention()
+        }
         timer.resume()
         maintenance = timer
         mail.listening(at: baseURL)

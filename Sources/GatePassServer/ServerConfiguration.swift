@@ -43,9 +43,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var metricsToken: String?
     /// IANA time zone for "today" (validity defaults, stats); default the machine's.
     public var timeZone: String?
-    /// How long events (and so notification lists and push deliveries) are kept; api.md
-    /// asks for at least 24 hours of replay.
+    /// How long events (and so notification lists, which are the events with a title) are kept;
+    /// api.md asks for at least 24 hours of replay.
     public var eventRetentionHours: Int = 720
+    /// How long the push delivery log keeps a row (a delivery also goes with its event).
+    public var pushDeliveryRetentionHours: Int = 168
+    /// How long the mail log keeps a sent or given-up mail (queued mail is never purged).
+    public var mailLogRetentionHours: Int = 720
     /// An idle event stream gets a `: ping` this often (api.md: at least every 15 s).
     public var eventPingSeconds: Int = 10
     /// A push delivery still pending after this long is marked failed.
@@ -91,7 +95,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case host, port, database, secretFile, otpLifetimeSeconds, otpMaxWrongTries, otpSendsPerHour
         case otpResendIntervalSeconds, otpDeliveryCommand, tokenLifetimeSeconds, scannerTokenLifetimeSeconds
         case bodyLimitBytes, threads, idempotencyRetentionHours, sqliteSynchronous, metricsToken, timeZone
-        case eventRetentionHours, eventPingSeconds, pushFailAfterSeconds, maxConnections
+        case eventRetentionHours, pushDeliveryRetentionHours, mailLogRetentionHours, eventPingSeconds, pushFailAfterSeconds, maxConnections
         case maxConnectionsPerIP, trustedProxies, headerTimeoutSeconds, bodyTimeoutSeconds, keepAliveTimeoutSeconds
         case maxPushTestWaits, otpDeliveryTimeoutSeconds, corsOrigins
         case sqliteBusyTimeoutMilliseconds
@@ -122,6 +126,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         metricsToken = try c.decodeIfPresent(String.self, forKey: .metricsToken)
         timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
         eventRetentionHours = try c.decodeIfPresent(Int.self, forKey: .eventRetentionHours) ?? d.eventRetentionHours
+        pushDeliveryRetentionHours = try c.decodeIfPresent(Int.self, forKey: .pushDeliveryRetentionHours)
+            ?? d.pushDeliveryRetentionHours
+        mailLogRetentionHours = try c.decodeIfPresent(Int.self, forKey: .mailLogRetentionHours) ?? d.mailLogRetentionHours
         eventPingSeconds = try c.decodeIfPresent(Int.self, forKey: .eventPingSeconds) ?? d.eventPingSeconds
         pushFailAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .pushFailAfterSeconds) ?? d.pushFailAfterSeconds
         maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
@@ -177,6 +184,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require(["OFF", "NORMAL", "FULL", "EXTRA"].contains(sqliteSynchronous.uppercased()),
                     "sqliteSynchronous must be OFF, NORMAL, FULL or EXTRA")
         try require(eventRetentionHours >= 24, "eventRetentionHours must be at least 24 (api.md)")
+        try require(pushDeliveryRetentionHours >= 1, "pushDeliveryRetentionHours must be at least 1")
+        // A mail is retried for up to 24 hours: its log row must outlive that.
+        try require(mailLogRetentionHours >= 24, "mailLogRetentionHours must be at least 24")
         try require((1...15).contains(eventPingSeconds), "eventPingSeconds must be between 1 and 15 (api.md)")
         try require(pushFailAfterSeconds > 0, "pushFailAfterSeconds must be positive")
         try require((16...1_000_000).contains(maxConnections), "maxConnections must be between 16 and 1000000")

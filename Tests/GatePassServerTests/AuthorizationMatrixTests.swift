@@ -99,6 +99,11 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         .blocklistList:                 [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
         .blocklistAdd:                  [201,  201,  403,  403,  403,  403,  401,  401,  201,  403,  403,  403],
         .blocklistRemove:               [204,  204,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        // The other organization's owner runs retention on its own organization; the cell's
+        // visitor is the first organization's, so erasing or exporting it is 404.
+        .adminRetentionRun:             [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
+        .adminVisitorErase:             [200,  403,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        .adminVisitorExport:            [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
 
         .healthz:                       [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200,  200],
         // /metrics has its own credential (metricsToken, not configured here): user tokens are not looked at.
@@ -264,6 +269,9 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         case .adminPushDeliveries: return ("GET", "/api/admin/push-deliveries?token=device-\(cell)", nil)
         case .blocklistList: return ("GET", "/api/blocklist", nil)
         case .blocklistAdd: return ("POST", "/api/blocklist", ["name": "Blocked Person \(cell)", "reason": "matrix"])
+        case .adminRetentionRun: return ("POST", "/api/admin/retention/run", ["dryRun": cell % 2 == 0])
+        case .adminVisitorErase: return ("POST", "/api/admin/visitors/\(id)/erase", nil)
+        case .adminVisitorExport: return ("GET", "/api/admin/visitors/\(shortId.lowercased())/export", nil)
         case .blocklistRemove:
             let entry = try server.block(world.setupToken, ["email": "blocked\(cell)@visitors.test"])
             return ("DELETE", "/api/blocklist/\(try #require(entry["id"] as? String))", nil)

@@ -113,6 +113,10 @@ struct PermissionsTests {
         (.blocklistList,             "U A A F F F F F"),
         (.blocklistAdd,              "U A A F F F F F"),
         (.blocklistRemove,           "U A A F F F F F"),
+        // retention and data-subject requests: a run and an export OWNER/ADMIN, an erase OWNER alone
+        (.adminRetentionRun,         "U A A F F F F F"),
+        (.adminVisitorErase,         "U A F F F F F F"),
+        (.adminVisitorExport,        "U A A F F F F F"),
     ]
 
     static func expected(for route: Endpoint) -> [Principal: Access]? {

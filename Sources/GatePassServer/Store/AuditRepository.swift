@@ -11,4 +11,7 @@ protocol AuditRepository {
     func entries(after seq: Int64, limit: Int) throws -> [StoredAuditEntry]
     /// Erases `before`/`after` of one entry (retention), keeping the hashes the chain covers.
     func eraseValues(seq: Int64) throws
+    /// The entries about one entity (its id), oldest first: what an erase or retention reaches,
+    /// and what a visitor's export shows.
+    func entries(entityId: String) throws -> [StoredAuditEntry]
 }

@@ -16,6 +16,8 @@ protocol DatabaseEngine: Sendable {
     func probeWritable() throws
     /// Refuses the writes still queued and every later one (a stop's grace period is over).
     func refuseQueuedWrites()
+    /// Leaves no older copy of changed data in the engine's journal (after an erase).
+    func truncateJournal() throws
     /// Finishes work in progress and closes every connection.
     func close()
 }

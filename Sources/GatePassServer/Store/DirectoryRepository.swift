@@ -33,6 +33,14 @@ protocol DirectoryRepository {
     /// Every APPROVER of the organization (the audience of an unassigned visitor's approval mail).
     func approvers(organizationId: String) throws -> [Profile]
     func recordLogin(userId: String, at time: Date) throws
+
+    // MARK: Retention
+
+    /// Every organization's id (the daily jobs visit each).
+    func organizationIds() throws -> [String]
+    /// The site-local day of the organization's last daily retention run, nil if none ran.
+    func lastRetentionDay(organizationId: String) throws -> LocalDay?
+    func recordRetentionDay(_ day: LocalDay, organizationId: String) throws
 }
 
 /// An organization as stored: its time zone is nil until an owner sets one.

@@ -30,6 +30,24 @@ protocol EventRepository {
     /// Deletes events older than `cutoff` with their notification marks and push deliveries,
     /// and remembers the highest id deleted (see `purgedThrough`).
     func purge(olderThan cutoff: Date) throws
+
+    // MARK: Retention
+
+    /// The stored events about one visitor (its snapshots, and the notification events that
+    /// name it), oldest first, at most `limit`, read as stored: the kind as text, so a row of a
+    /// kind this build does not know is still reached.
+    func rows(visitorId: String, limit: Int) throws -> [LoggedEventRow]
+    /// Replaces one event's title and data (retention: the same event, its personal data removed).
+    func rewrite(eventId: Int64, title: String?, data: String) throws
+}
+
+/// An event row as stored, for retention and a visitor's export.
+struct LoggedEventRow: Sendable {
+    var id: Int64
+    var kindName: String
+    var title: String?
+    var data: String
+    var createdAt: Date
 }
 
 extension EventRepository {

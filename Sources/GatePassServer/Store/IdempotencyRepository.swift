@@ -15,4 +15,12 @@ protocol IdempotencyRepository {
     func find(scope: String, key: String) throws -> StoredAnswer?
     func insert(scope: String, key: String, answer: StoredAnswer, at time: Date) throws
     func purge(createdBefore: Date) throws
+
+    // MARK: Retention
+
+    /// The stored answers created at or after `time`, with their scope and key (an answer can
+    /// only show a visitor that existed when it was given).
+    func answers(createdSince time: Date) throws -> [(scope: String, key: String, body: [UInt8])]
+    /// Replaces one stored answer's body (retention: the same answer, its visitor anonymised).
+    func replaceBody(scope: String, key: String, body: [UInt8]) throws
 }

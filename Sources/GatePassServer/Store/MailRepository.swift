@@ -16,6 +16,15 @@ enum MailContent: Codable, Sendable, Equatable {
     /// `POST /api/admin/mail/test`.
     case test
 
+    /// The visitor the mail is about (stored beside the payload, which is erased once sent, so
+    /// retention and an erase still find the mail).
+    var visitorId: String? {
+        switch self {
+        case .invitation(let visitorId, _), .arrival(let visitorId), .approval(let visitorId): visitorId
+        case .otp, .test: nil
+        }
+    }
+
     var kind: MailKind {
         switch self {
         case .otp: .otp
@@ -61,4 +70,15 @@ protocol MailRepository {
     func list(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(mail: MailSummary, cursor: ListCursor)]
     /// The stored payload of one mail, nil once erased (what tests of erasure read).
     func payload(id: String) throws -> String?
+
+    // MARK: Retention
+
+    /// Removes one visitor's personal data from the mail log: recipient, payload and last error
+    /// of every mail about it (and of invitations sent to `legacyEmail` in its organization
+    /// before mails named their visitor); a mail still queued is given up. Returns how many rows.
+    func erase(visitorId: String, organizationId: String, legacyEmail: String?) throws -> Int
+    /// The mails about one visitor, oldest first, without payloads (a visitor's export).
+    func mails(visitorId: String, limit: Int) throws -> [MailSummary]
+    /// Deletes sent and failed mails created before `cutoff` (`mailLogRetentionHours`); queued ones stay.
+    func purge(finishedBefore cutoff: Date) throws
 }

@@ -17,4 +17,15 @@ protocol NotificationRepository {
 
     /// Marks event `eventId` deleted from `userId`'s list at `now`.
     func markDeleted(userId: String, eventId: Int64, now: Date) throws
+
+    /// Who read or deleted the notifications about one visitor (a visitor's export).
+    func marks(visitorId: String) throws -> [NotificationMark]
+}
+
+/// One user's read or delete mark on one notification.
+struct NotificationMark: Codable, Sendable, Equatable {
+    var eventId: String
+    var userId: String
+    var readAt: Date?
+    var deletedAt: Date?
 }

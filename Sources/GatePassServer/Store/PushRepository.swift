@@ -45,4 +45,7 @@ protocol PushRepository {
 
     /// Fails (at `now`) every delivery created before `cutoff` that is still pending.
     func failPendingDeliveries(createdBefore cutoff: Date, now: Date) throws
+
+    /// Deletes the delivery log's rows created before `cutoff` (`pushDeliveryRetentionHours`).
+    func purgeDeliveries(createdBefore cutoff: Date) throws
 }

@@ -16,6 +16,20 @@ protocol ScanRepository {
     func insert(_ scan: Scan, organizationId: String) throws
     /// Up to `limit` scans matching `filter` after `cursor`, each with its position.
     func page(_ filter: ScanHistoryFilter, after cursor: ListCursor?, limit: Int) throws -> [(scan: Scan, seq: Int64)]
+
+    // MARK: Retention
+
+    /// Scans whose `raw` text is still kept, of the organization's visitors due for retention
+    /// (pass ended before `cutoff`, not anonymised yet).
+    func rawCount(ofVisitorsDue organizationId: String, endedBefore cutoff: Date) throws -> Int
+    /// Erases the `raw` text of these visitors' scans; returns how many scans had one.
+    func eraseRaw(visitorIds: [String]) throws -> Int
+    /// Scans of no visitor (unknown codes, stray text) scanned before `cutoff` whose `raw` is kept.
+    func unlinkedRawCount(organizationId: String, scannedBefore cutoff: Date) throws -> Int
+    /// Erases their `raw` text; returns how many.
+    func eraseUnlinkedRaw(organizationId: String, scannedBefore cutoff: Date) throws -> Int
+    /// The scans of one visitor, oldest first, at most `limit` (a visitor's export).
+    func scans(visitorId: String, limit: Int) throws -> [Scan]
 }
 
 extension ListCursor {

@@ -50,6 +50,9 @@ public final class ServerDatabase: Sendable {
     /// and so is every later one.
     func refuseQueuedWrites() { engine.refuseQueuedWrites() }
 
+    /// After an erase: no older copy of what it removed stays in the journal (SQLite's WAL).
+    func truncateJournal() throws { try engine.truncateJournal() }
+
     /// Finishes queued writes and closes every connection.
     public func close() { engine.close() }
 }

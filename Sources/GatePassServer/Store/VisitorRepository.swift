@@ -63,6 +63,19 @@ protocol VisitorRepository {
                  limit: Int) throws -> [(visitor: Visitor, changeSequence: Int64)]
     /// Today's counts for a site, narrowed to one gate when asked.
     func counts(organizationId: String, checkpointId: String?, day: ValidityWindow) throws -> ScanStats
+
+    // MARK: Retention
+
+    /// Visitors of the organization whose pass ended before `cutoff` and who are not anonymised
+    /// yet, oldest pass first, at most `limit`.
+    func dueForRetention(organizationId: String, endedBefore cutoff: Date, limit: Int) throws -> [VisitorRecord]
+    /// How many visitors `dueForRetention` would give without a limit.
+    func dueForRetentionCount(organizationId: String, endedBefore cutoff: Date) throws -> Int
+    /// Stores `anonymised` (the visitor with its personal data removed) and marks it anonymised
+    /// at `time`; its pass page stops opening. False when it was anonymised already.
+    func anonymise(_ anonymised: Visitor, at time: Date) throws -> Bool
+    /// When the visitor was anonymised, nil if it was not.
+    func anonymisedAt(visitorId: String) throws -> Date?
 }
 
 extension VisitorRepository {

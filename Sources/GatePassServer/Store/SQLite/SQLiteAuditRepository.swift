@@ -47,4 +47,8 @@ struct SQLiteAuditRepository: AuditRepository {
     func eraseValues(seq: Int64) throws {
         try db.execute("UPDATE audit_log SET before = NULL, after = NULL, erased = 1 WHERE seq = ?", [seq])
     }
+
+    func entries(entityId: String) throws -> [StoredAuditEntry] {
+        try db.query("SELECT \(Self.columns) FROM audit_log WHERE entity_id = ? ORDER BY seq", [entityId], Self.entry)
+    }
 }

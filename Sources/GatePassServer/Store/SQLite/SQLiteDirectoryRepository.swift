@@ -111,4 +111,19 @@ struct SQLiteDirectoryRepository: DirectoryRepository {
     func recordLogin(userId: String, at time: Date) throws {
         try db.execute("UPDATE users SET last_login_at = ? WHERE id = ?", [time.milliseconds, userId])
     }
+
+    func organizationIds() throws -> [String] {
+        try db.query("SELECT id FROM organizations ORDER BY created_at, id") { try $0.string(0) }
+    }
+
+    func lastRetentionDay(organizationId: String) throws -> LocalDay? {
+        // A day that does not read back is damage: the run is due again rather than skipped.
+        try db.queryFirst("SELECT retention_ran_on FROM organizations WHERE id = ?", [organizationId]) {
+            try $0.optionalString(0).flatMap(LocalDay.init)
+        } ?? nil
+    }
+
+    func recordRetentionDay(_ day: LocalDay, organizationId: String) throws {
+        try db.execute("UPDATE organizations SET retention_ran_on = ? WHERE id = ?", [day.description, organizationId])
+    }
 }

@@ -26,12 +26,15 @@ final class SQLiteEngine: DatabaseEngine {
         let connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         do {
             try SQLiteEngine.checkIntegrity(connection, path: path)
+            // secure_delete: what a change frees (an old version of a row, a deleted event) is
+            // overwritten with zeros, so an anonymised visitor's name is not left in free space.
             try connection.executeScript("""
                 PRAGMA journal_mode = WAL;
                 PRAGMA foreign_keys = ON;
                 PRAGMA synchronous = \(SQLiteEngine.validatedSynchronous(synchronous));
                 PRAGMA temp_store = MEMORY;
                 PRAGMA cache_size = -16000;
+                PRAGMA secure_delete = ON;
                 """)
             try Migrator.migrate(connection, Schema.migrations)
         } catch {
@@ -97,6 +100,14 @@ final class SQLiteEngine: DatabaseEngine {
 
     func readConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         try readers.read(body)
+    }
+
+    /// Moves the WAL into the database file and truncates it: after an erase, the old versions
+    /// of the changed pages must not stay in the WAL (the writer's `secure_delete` has already
+    /// zeroed what the erase freed in the database's own pages). A reader still on an older
+    /// snapshot makes this a partial checkpoint; the next one finishes it.
+    func truncateJournal() throws {
+        try writer.outsideTransaction { connection in try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
     func refuseQueuedWrites() {

@@ -80,6 +80,18 @@ struct SQLiteEventRepository: EventRepository {
         try db.execute("DELETE FROM events WHERE id <= ?", [last])
         try db.execute("UPDATE counters SET value = max(value, ?) WHERE name = 'events_purged_through'", [last])
     }
+
+    func rows(visitorId: String, limit: Int) throws -> [LoggedEventRow] {
+        try db.query("SELECT id, kind, title, data, created_at FROM events WHERE visitor_id = ? ORDER BY id LIMIT ?",
+                     [visitorId, limit]) { row in
+            LoggedEventRow(id: try row.int64(0), kindName: try row.string(1), title: try row.optionalString(2),
+                           data: try row.string(3), createdAt: try row.date(4))
+        }
+    }
+
+    func rewrite(eventId: Int64, title: String?, data: String) throws {
+        try db.execute("UPDATE events SET title = ?, data = ? WHERE id = ?", [title, data, eventId])
+    }
 }
 
 extension StoredEvent {

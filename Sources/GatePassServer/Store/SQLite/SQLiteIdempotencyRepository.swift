@@ -27,4 +27,14 @@ struct SQLiteIdempotencyRepository: IdempotencyRepository {
     func purge(createdBefore: Date) throws {
         try db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", [createdBefore.milliseconds])
     }
+
+    func answers(createdSince time: Date) throws -> [(scope: String, key: String, body: [UInt8])] {
+        try db.query("SELECT scope, key, body FROM idempotency_keys WHERE created_at >= ?", [time.milliseconds]) {
+            (try $0.string(0), try $0.string(1), try $0.blob(2))
+        }
+    }
+
+    func replaceBody(scope: String, key: String, body: [UInt8]) throws {
+        try db.execute("UPDATE idempotency_keys SET body = ? WHERE scope = ? AND key = ?", [body, scope, key])
+    }
 }

@@ -9,10 +9,11 @@ struct SQLiteMailRepository: MailRepository {
                  giveUpAt: Date) throws {
         let payload = String(decoding: try JSONEncoder().encode(content), as: UTF8.self)
         try db.execute("""
-            INSERT INTO mail_queue (id, organization_id, kind, recipient, payload, status, created_at, next_attempt_at, give_up_at)
-            VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)
+            INSERT INTO mail_queue (id, organization_id, kind, recipient, payload, status, created_at, next_attempt_at, give_up_at,
+                                    visitor_id)
+            VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)
             """, [id, organizationId, content.kind.rawValue, recipient, payload, now.milliseconds, now.milliseconds,
-                  giveUpAt.milliseconds])
+                  giveUpAt.milliseconds, content.visitorId])
     }
 
     func due(at now: Date, limit: Int) throws -> [QueuedMail] {
@@ -59,22 +60,42 @@ struct SQLiteMailRepository: MailRepository {
     }
 
     func list(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(mail: MailSummary, cursor: ListCursor)] {
-        var sql = """
-            SELECT id, kind, recipient, status, attempts, last_error, created_at, sent_at, seq FROM mail_queue WHERE 1 = 1
-            """
+        var sql = "SELECT \(Self.summaryColumns), seq FROM mail_queue WHERE 1 = 1"
         var arguments: [any SQLBindable] = []
         if let organizationId { sql += " AND organization_id = ?"; arguments.append(organizationId) }
         KeysetOrder(time: "created_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
-        return try db.query(sql, arguments) { row in
-            (MailSummary(id: try row.string(0), kind: try row.parsed(1, as: "mail kind", MailKind.init(rawValue:)),
-                         to: try row.string(2), status: try row.parsed(3, as: "mail status", MailStatus.init(rawValue:)),
-                         attempts: try row.int(4), lastError: try row.optionalString(5), createdAt: try row.date(6),
-                         sentAt: try row.optionalDate(7)),
-             ListCursor(time: try row.int64(6), seq: try row.int64(8)))
-        }
+        return try db.query(sql, arguments) { row in (try Self.summary(row), ListCursor(time: try row.int64(6), seq: try row.int64(8))) }
+    }
+
+    private static let summaryColumns = "id, kind, recipient, status, attempts, last_error, created_at, sent_at"
+
+    private static func summary(_ row: Row) throws -> MailSummary {
+        MailSummary(id: try row.string(0), kind: try row.parsed(1, as: "mail kind", MailKind.init(rawValue:)),
+                    to: try row.string(2), status: try row.parsed(3, as: "mail status", MailStatus.init(rawValue:)),
+                    attempts: try row.int(4), lastError: try row.optionalString(5), createdAt: try row.date(6),
+                    sentAt: try row.optionalDate(7))
     }
 
     func payload(id: String) throws -> String? {
         try db.queryFirst("SELECT payload FROM mail_queue WHERE id = ?", [id]) { try $0.optionalString(0) } ?? nil
+    }
+
+    func erase(visitorId: String, organizationId: String, legacyEmail: String?) throws -> Int {
+        // The last error may quote the address (a relay's "550 <ana@…> unknown"), so it goes too.
+        try db.execute("""
+            UPDATE mail_queue SET recipient = ?, payload = NULL,
+                last_error = CASE WHEN status = 'queued' THEN 'not sent: the visitor was anonymised' ELSE NULL END,
+                status = CASE WHEN status = 'queued' THEN 'failed' ELSE status END
+            WHERE visitor_id = ? OR (visitor_id IS NULL AND kind = 'invitation' AND organization_id = ? AND recipient = ?)
+            """, [Retention.anonymisedName, visitorId, organizationId, legacyEmail])
+    }
+
+    func mails(visitorId: String, limit: Int) throws -> [MailSummary] {
+        try db.query("SELECT \(Self.summaryColumns) FROM mail_queue WHERE visitor_id = ? ORDER BY seq LIMIT ?",
+                     [visitorId, limit], Self.summary)
+    }
+
+    func purge(finishedBefore cutoff: Date) throws {
+        try db.execute("DELETE FROM mail_queue WHERE status != 'queued' AND created_at < ?", [cutoff.milliseconds])
     }
 }

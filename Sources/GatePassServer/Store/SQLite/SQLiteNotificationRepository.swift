@@ -66,4 +66,14 @@ struct SQLiteNotificationRepository: NotificationRepository {
             ON CONFLICT (user_id, event_id) DO UPDATE SET deleted_at = excluded.deleted_at
             """, [userId, eventId, now.milliseconds])
     }
+
+    func marks(visitorId: String) throws -> [NotificationMark] {
+        try db.query("""
+            SELECT m.event_id, m.user_id, m.read_at, m.deleted_at FROM notification_marks m
+            JOIN events e ON e.id = m.event_id WHERE e.visitor_id = ? ORDER BY m.event_id, m.user_id
+            """, [visitorId]) { row in
+            NotificationMark(eventId: String(try row.int64(0)), userId: try row.string(1), readAt: try row.optionalDate(2),
+                             deletedAt: try row.optionalDate(3))
+        }
+    }
 }

@@ -103,4 +103,8 @@ struct SQLitePushRepository: PushRepository {
             UPDATE push_deliveries SET status = 'failed', finished_at = ? WHERE status = 'pending' AND created_at < ?
             """, [now.milliseconds, cutoff.milliseconds])
     }
+
+    func purgeDeliveries(createdBefore cutoff: Date) throws {
+        try db.execute("DELETE FROM push_deliveries WHERE created_at < ?", [cutoff.milliseconds])
+    }
 }

@@ -9,7 +9,7 @@ struct SQLiteScanRepository: ScanRepository {
 
     static func read(_ row: Row) throws -> (scan: Scan, seq: Int64) {
         (Scan(id: try row.string(0), shortId: try row.optionalParsed(1, as: "short id", { ShortID(stored: $0)?.rawValue }),
-              raw: try row.string(2), result: try row.parsed(3, as: "scan result", ScanResult.init(rawValue:)),
+              raw: try row.optionalString(2), result: try row.parsed(3, as: "scan result", ScanResult.init(rawValue:)),
               visitorId: try row.optionalString(4), checkpointId: try row.string(5), scannedBy: try row.string(6),
               scannedAt: Timestamp(try row.date(7)), receivedAt: Timestamp(try row.date(8)), offline: try row.bool(9)),
          try row.int64(10))
@@ -34,5 +34,43 @@ struct SQLiteScanRepository: ScanRepository {
         if let result = filter.result { sql += " AND result = ?"; arguments.append(result.rawValue) }
         KeysetOrder(time: "scanned_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
         return try db.query(sql, arguments, Self.read)
+    }
+
+    /// `?, ?, …` for `count` values (callers pass at most a batch: SQLite binds up to 32,766).
+    static func placeholders(_ count: Int) -> String {
+        precondition(count > 0, "an IN list needs at least one value")
+        return Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    func rawCount(ofVisitorsDue organizationId: String, endedBefore cutoff: Date) throws -> Int {
+        Int(try db.scalarInt("""
+            SELECT COUNT(*) FROM scans s JOIN visitors v ON v.id = s.visitor_id
+            WHERE v.organization_id = ? AND v.valid_until < ? AND v.anonymised_at IS NULL AND s.raw IS NOT NULL
+            """, [organizationId, cutoff.milliseconds]) ?? 0)
+    }
+
+    func eraseRaw(visitorIds: [String]) throws -> Int {
+        guard !visitorIds.isEmpty else { return 0 }
+        return try db.execute("""
+            UPDATE scans SET raw = NULL WHERE visitor_id IN (\(Self.placeholders(visitorIds.count))) AND raw IS NOT NULL
+            """, visitorIds.map { $0 as any SQLBindable })
+    }
+
+    func unlinkedRawCount(organizationId: String, scannedBefore cutoff: Date) throws -> Int {
+        Int(try db.scalarInt("""
+            SELECT COUNT(*) FROM scans WHERE organization_id = ? AND visitor_id IS NULL AND raw IS NOT NULL AND scanned_at < ?
+            """, [organizationId, cutoff.milliseconds]) ?? 0)
+    }
+
+    func eraseUnlinkedRaw(organizationId: String, scannedBefore cutoff: Date) throws -> Int {
+        try db.execute("""
+            UPDATE scans SET raw = NULL WHERE organization_id = ? AND visitor_id IS NULL AND raw IS NOT NULL AND scanned_at < ?
+            """, [organizationId, cutoff.milliseconds])
+    }
+
+    func scans(visitorId: String, limit: Int) throws -> [Scan] {
+        try db.query("SELECT \(Self.columns) FROM scans WHERE visitor_id = ? ORDER BY seq LIMIT ?", [visitorId, limit]) {
+            try Self.read($0).scan
+        }
     }
 }

@@ -219,6 +219,35 @@ struct SQLiteVisitorRepository: VisitorRepository {
         }
     }
 
+    func dueForRetention(organizationId: String, endedBefore cutoff: Date, limit: Int) throws -> [VisitorRecord] {
+        try db.query("""
+            SELECT \(Self.columns) FROM visitors
+            WHERE organization_id = ? AND valid_until < ? AND anonymised_at IS NULL ORDER BY valid_until, seq LIMIT ?
+            """, [organizationId, cutoff.milliseconds, limit], Self.record)
+    }
+
+    func dueForRetentionCount(organizationId: String, endedBefore cutoff: Date) throws -> Int {
+        Int(try db.scalarInt("""
+            SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND valid_until < ? AND anonymised_at IS NULL
+            """, [organizationId, cutoff.milliseconds]) ?? 0)
+    }
+
+    func anonymise(_ anonymised: Visitor, at time: Date) throws -> Bool {
+        // Every personal column is written, whatever it held: the search texts are rebuilt from
+        // what is left, so no lowercased copy of the name or email stays behind.
+        let texts = Self.searchTexts(anonymised)
+        return try db.execute("""
+            UPDATE visitors SET name = ?, email = NULL, phone = NULL, company = NULL, purpose = NULL, host_name = NULL,
+                host_email = NULL, decision_note = NULL, pass_token_hash = NULL, search_text = ?, lookup_text = ?,
+                change_seq = ?, anonymised_at = ?
+            WHERE id = ? AND anonymised_at IS NULL
+            """, [anonymised.name, texts.search, texts.lookup, try nextChangeSeq(), time.milliseconds, anonymised.id]) == 1
+    }
+
+    func anonymisedAt(visitorId: String) throws -> Date? {
+        try db.queryFirst("SELECT anonymised_at FROM visitors WHERE id = ?", [visitorId]) { try $0.optionalDate(0) } ?? nil
+    }
+
     func counts(organizationId: String, checkpointId: String?, day: ValidityWindow) throws -> ScanStats {
         let (from, until) = (day.from.milliseconds, day.until.milliseconds)
         func count(_ sql: String, _ arguments: [any SQLBindable], gate column: String) throws -> Int {

@@ -296,5 +296,48 @@ enum Schema {
         CREATE INDEX audit_newest ON audit_log(organization_id, at DESC, seq DESC);
         CREATE INDEX audit_entity ON audit_log(entity_id);
         """),
+        // Issue 12, retention (api.md "Retention"). `anonymised_at` marks a visitor whose personal
+        // data was removed (so a run never counts it twice); `retention_ran_on` is the site-local
+        // day of an organization's last daily run (at most one a day, caught up after downtime).
+        // Mail rows name their visitor (from the payload, which is erased once sent), so an erase
+        // reaches the mail log. Scans are rebuilt because SQLite cannot drop a NOT NULL: `raw`
+        // becomes null when its visitor is anonymised. The indexes find a visitor's copies.
+        Migration("0008-retention", """
+        ALTER TABLE visitors ADD COLUMN anonymised_at INTEGER;
+        ALTER TABLE organizations ADD COLUMN retention_ran_on TEXT;
+        ALTER TABLE mail_queue ADD COLUMN visitor_id TEXT;
+        UPDATE mail_queue SET visitor_id = COALESCE(json_extract(payload, '$.invitation.visitorId'),
+                                                    json_extract(payload, '$.arrival.visitorId'),
+                                                    json_extract(payload, '$.approval.visitorId'))
+            WHERE payload IS NOT NULL AND json_valid(payload);
+        CREATE INDEX mail_queue_visitor ON mail_queue(visitor_id) WHERE visitor_id IS NOT NULL;
+        CREATE INDEX mail_queue_finished ON mail_queue(created_at) WHERE status != 'queued';
+        CREATE INDEX events_visitor ON events(visitor_id) WHERE visitor_id IS NOT NULL;
+        CREATE INDEX push_deliveries_age ON push_deliveries(created_at);
+        CREATE TABLE scans_0008 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            short_id TEXT,
+            raw TEXT,
+            result TEXT NOT NULL,
+            visitor_id TEXT REFERENCES visitors(id),
+            checkpoint_id TEXT NOT NULL REFERENCES checkpoints(id),
+            scanned_by TEXT NOT NULL REFERENCES users(id),
+            scanned_at INTEGER NOT NULL,
+            received_at INTEGER NOT NULL,
+            offline INTEGER NOT NULL
+        );
+        INSERT INTO scans_0008 (seq, id, organization_id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by,
+                                scanned_at, received_at, offline)
+            SELECT seq, id, organization_id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at,
+                   received_at, offline FROM scans;
+        DROP TABLE scans;
+        ALTER TABLE scans_0008 RENAME TO scans;
+        CREATE INDEX scans_newest ON scans(organization_id, scanned_at DESC, seq DESC);
+        CREATE INDEX scans_checkpoint ON scans(organization_id, checkpoint_id, scanned_at DESC, seq DESC);
+        CREATE INDEX scans_visitor ON scans(visitor_id) WHERE visitor_id IS NOT NULL;
+        CREATE INDEX scans_unlinked ON scans(organization_id, scanned_at) WHERE visitor_id IS NULL AND raw IS NOT NULL;
+        """),
     ]
 }
