@@ -87,6 +87,7 @@ func temporaryPath(_ name: String) -> String {
               mail             The server's mail log, and a test mail.
               blocklist        Who must not enter: list, add and remove blocklist entries.
               audit            Check the audit log's tamper-evident chain in a database file.
+              admin            Data governance on a database file: retention now (or a dry run).
               walk-in          Register a visitor who arrived without a pass.
               stats            Today's gate counters.
               history          The scan history (--csv for the export).

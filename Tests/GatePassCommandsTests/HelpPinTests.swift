@@ -640,6 +640,30 @@ import Testing
               -h, --help          Show help information.
 
             """#),
+        (["admin"], #"""
+            OVERVIEW: The site's data governance on a database file (the server may be running).
+
+            USAGE: gatepass admin <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              retention  Run retention now on a database file (--dry-run: count only).
+
+            """#),
+        (["admin", "retention"], #"""
+            OVERVIEW: Run retention now on a database file, for every organization, as the server's daily run does at 03:30 site time: visitors whose pass ended more than the organization's retentionDays ago are anonymised (name "(anonymised)", contact details, host, purpose and decision note erased; statuses, times and counts kept), with their scans' raw text, event snapshots, mail log rows, stored answers and audit values. Prints one line per organization. A real run is audited as retention.run by system.
+
+            USAGE: gatepass admin retention --db PATH [--dry-run] [--secret-file FILE]
+
+            OPTIONS:
+              --db PATH           The SQLite database file.
+              --dry-run           Count what the run would anonymise; change nothing.
+              --secret-file FILE  The server's secret, which holds the audit key (default <db>.secret).
+              -h, --help          Show help information.
+
+            """#),
     ]
 
     @Test func everyCommandIsPinned() {
