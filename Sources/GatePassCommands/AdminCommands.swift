@@ -12,8 +12,7 @@ enum AdminCommands {
 struct AdminRetentionCommand: GatePassCommand {
     static let database = ServerOptions.database("The SQLite database file.", required: true)
     static let dryRun = Flag("--dry-run", help: "Count what the run would anonymise; change nothing.")
-    static let secretFile = Option<String>("--secret-file", value: "FILE",
-                                           help: "The server's secret, which holds the audit key (default <db>.secret).")
+    static let secretFile = ServerOptions.secretFile
     static let configuration = CommandConfiguration(
         name: "gatepass admin retention",
         overview: "Run retention now on a database file, for every organization, as the server's daily run does at 03:30 site time: visitors whose pass ended more than the organization's retentionDays ago are anonymised (name \"(anonymised)\", contact details, host, purpose and decision note erased; statuses, times and counts kept), with their scans' raw text, event snapshots, mail log rows, stored answers and audit values. Prints one line per organization. A real run is audited as retention.run by system.",

@@ -138,7 +138,7 @@ func temporaryPath(_ name: String) -> String {
         for word in ["list", "add", "update", "disable"] { #expect(terminal.stdout.contains("  \(word) "), "\(word)") }
         let add = RecordingTerminal()
         #expect(GatePassCLI.main(["gatepass", "user", "add", "--help"], terminal: add) == 0)
-        #expect(add.stdout.contains("USAGE: gatepass user add [--db PATH [--organization NAME]]"))
+        #expect(add.stdout.contains("USAGE: gatepass user add [--db PATH [--organization NAME] [--secret-file FILE]]"))
     }
 }
 
@@ -172,7 +172,9 @@ func temporaryPath(_ name: String) -> String {
 @Suite struct BootstrapCommandTests {
     @Test func userAndCheckpointAdd() throws {
         let database = temporaryPath("boot.db")
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        defer {
+            for suffix in ["", "-wal", "-shm", ".secret", ".audit-head"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        }
         let added = run("user", "add", "--db", database, "--email", "Owner@Site.Test", "--name", "Olive Owner",
                         "--role", "owner", "--organization", "Site")
         #expect(added.status == 0)
@@ -210,6 +212,18 @@ func temporaryPath(_ name: String) -> String {
             try db.query("SELECT c.name FROM checkpoints c JOIN organizations o ON o.id = c.organization_id WHERE o.name = 'Site' ORDER BY c.name") { try $0.string(0) }
         }
         #expect(names == ["Loading dock", "Main gate"])
+
+        // What was added on the file is in its audit log, by `system`, and the chain holds;
+        // refused additions left nothing.
+        let entries = try store.readConnection { db in
+            try db.query("SELECT action, actor_kind FROM audit_log ORDER BY seq") { "\(try $0.string(0)) \(try $0.string(1))" }
+        }
+        #expect(entries == ["user.create system", "user.create system", "checkpoint.create system"])
+        let verified = run("audit", "verify", "--db", database)
+        #expect(verified.status == 0, "\(verified.terminal.stdout)\(verified.terminal.stderr)")
+        // The secret the chain is keyed with was made private beside the database.
+        let secret = try FileManager.default.attributesOfItem(atPath: database + ".secret")
+        #expect((secret[.posixPermissions] as? Int) == 0o600)
     }
 
     @Test func checkpointAddNeedsAnExistingDatabase() {

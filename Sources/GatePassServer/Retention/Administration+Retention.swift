@@ -14,17 +14,15 @@ extension Administration {
     /// of the data), whatever the hour. A real run records `retention.run` (actor `system`) for
     /// each organization it changed, chained with the key from the server's secret; a dry run
     /// changes nothing.
-    /// - Parameter secretFile: the server's secret (default `<database>.secret`); it must exist,
-    ///   as the audit key comes from it.
+    /// - Parameter secretFile: the server's secret (default `<database>.secret`); it must exist:
+    ///   entries chained under a new secret's key would break the server's chain.
     public static func runRetention(databasePath: String, secretFile: String? = nil, dryRun: Bool,
                                     now: Date) throws -> [RetentionOutcome] {
         let secretPath = secretFile ?? databasePath + ".secret"
         guard FileManager.default.fileExists(atPath: secretPath) else {
             throw Failure(message: "no server secret at \(secretPath): the audit key comes from it (give --secret-file)")
         }
-        let secret = try ServerSecret.loadOrCreate(path: secretPath)
-        let auditLog = AuditLog(chain: AuditChain(key: secret.key(for: "audit-chain")),
-                                headPath: AuditHead.path(forDatabase: databasePath))
+        let audit = try Audit(databasePath: databasePath, secretFile: secretPath)
         let store = try ServerDatabase(path: databasePath)
         defer { store.close() }
         var outcomes: [RetentionOutcome] = []
@@ -33,15 +31,12 @@ extension Administration {
                 let name = try tx.directory.organization(id: organizationId)?.name ?? organizationId
                 let counts = try Anonymisation.run(organizationId: organizationId, now: now, dryRun: dryRun, limit: nil, tx)
                 if !dryRun && counts != .zero {
-                    let action = AuditAction.retentionRun
-                    let entry = AuditEntry(id: newIdentifier(now: now), at: now, actorKind: .system, actorId: nil,
-                                           action: action.rawValue, entity: action.entity, entityId: organizationId,
-                                           before: nil, after: AuditValues.facts(counts).after)
-                    try auditLog.append(entry, organizationId: organizationId, tx)
+                    try audit.record(.retentionRun, id: organizationId, .facts(counts), organizationId: organizationId,
+                                     at: now, tx)
                 }
                 return (name, counts)
             }
-            if !dryRun && counts != .zero { try auditLog.committed(store) }
+            if !dryRun && counts != .zero { try audit.log.committed(store) }
             outcomes.append(RetentionOutcome(organizationId: organizationId, organization: name, counts: counts))
         }
         // Closing checkpoints the WAL and truncates it: no older copy of the erased rows stays.
