@@ -134,7 +134,7 @@ enum StoredAnswerErasure {
             return value
         }
         let result = walk(root)
-        guard changed, let data = try? JSONSerialization.data(withJSONObject: result, options: [.withoutEscapingSlashes])
+        guard changed, let data = try? JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .withoutEscapingSlashes])
         else { return nil }
         return Array(data)
     }
