@@ -120,7 +120,7 @@ struct HistoryCommand: GatePassCommand {
             context.terminal.out("no scans")
         } else {
             for scan in read.value.items {
-                context.terminal.out(visible: "\(scan.scannedAt)  \(scan.result.rawValue)  \(scan.shortId ?? "-")  \(scan.offline ? "offline " : "")raw \(scan.raw)")
+                context.terminal.out(visible: "\(scan.scannedAt)  \(scan.result.rawValue)  \(scan.shortId ?? "-")  \(scan.offline ? "offline " : "")raw \(scan.raw ?? "(erased)")")
             }
         }
         return 0
