@@ -188,6 +188,20 @@ import Testing
         }
     }
 
+    @Test func aVisitorStillOnSiteIsNotDueUntilCheckedOut() throws {
+        try withSite(configure: Self.longLived) { server, site in
+            let visitor = try server.createVisitor(site.ownerToken, ["name": "Stan Staying", "email": "stan@example.org"])
+            let shortId = try #require(visitor["shortId"] as? String)
+            #expect(try server.checkIn(site.scanner, shortId).status == 200)
+            server.clock.advance(by: 200 * Self.day)
+            #expect(try Self.run(server, site.ownerToken, dryRun: false) == .zero)
+            #expect(try server.visitor(visitor["id"], site.ownerToken)["name"] as? String == "Stan Staying")
+            #expect(try server.checkOut(site.scanner, shortId).status == 200)
+            #expect(try Self.run(server, site.ownerToken, dryRun: true) == RetentionCounts(visitors: 1, scans: 1))
+            #expect(try Self.run(server, site.ownerToken, dryRun: false) == RetentionCounts(visitors: 1, scans: 1))
+        }
+    }
+
     // MARK: - Export
 
     @Test func theExportHoldsEverythingStoredAboutTheVisitorWithoutMailBodiesAndIsAudited() throws {

@@ -20,7 +20,7 @@ protocol ScanRepository {
     // MARK: Retention
 
     /// Scans whose `raw` text is still kept, of the organization's visitors due for retention
-    /// (pass ended before `cutoff`, not anonymised yet).
+    /// (pass ended before `cutoff`, not anonymised yet, not on site).
     func rawCount(ofVisitorsDue organizationId: String, endedBefore cutoff: Date) throws -> Int
     /// Erases the `raw` text of these visitors' scans; returns how many scans had one.
     func eraseRaw(visitorIds: [String]) throws -> Int

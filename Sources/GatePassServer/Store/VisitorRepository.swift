@@ -67,7 +67,8 @@ protocol VisitorRepository {
     // MARK: Retention
 
     /// Visitors of the organization whose pass ended before `cutoff` and who are not anonymised
-    /// yet, oldest pass first, at most `limit`.
+    /// yet, oldest pass first, at most `limit`. A visitor still on site is not due: the
+    /// evacuation roll must name who is inside (it is due once checked out).
     func dueForRetention(organizationId: String, endedBefore cutoff: Date, limit: Int) throws -> [VisitorRecord]
     /// How many visitors `dueForRetention` would give without a limit.
     func dueForRetentionCount(organizationId: String, endedBefore cutoff: Date) throws -> Int

@@ -45,7 +45,8 @@ struct SQLiteScanRepository: ScanRepository {
     func rawCount(ofVisitorsDue organizationId: String, endedBefore cutoff: Date) throws -> Int {
         Int(try db.scalarInt("""
             SELECT COUNT(*) FROM scans s JOIN visitors v ON v.id = s.visitor_id
-            WHERE v.organization_id = ? AND v.valid_until < ? AND v.anonymised_at IS NULL AND s.raw IS NOT NULL
+            WHERE v.organization_id = ? AND v.valid_until < ? AND v.anonymised_at IS NULL AND v.status != 'CHECKED_IN'
+                AND s.raw IS NOT NULL
             """, [organizationId, cutoff.milliseconds]) ?? 0)
     }
 

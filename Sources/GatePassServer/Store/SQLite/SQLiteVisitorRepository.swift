@@ -222,13 +222,15 @@ struct SQLiteVisitorRepository: VisitorRepository {
     func dueForRetention(organizationId: String, endedBefore cutoff: Date, limit: Int) throws -> [VisitorRecord] {
         try db.query("""
             SELECT \(Self.columns) FROM visitors
-            WHERE organization_id = ? AND valid_until < ? AND anonymised_at IS NULL ORDER BY valid_until, seq LIMIT ?
+            WHERE organization_id = ? AND valid_until < ? AND anonymised_at IS NULL AND status != 'CHECKED_IN'
+            ORDER BY valid_until, seq LIMIT ?
             """, [organizationId, cutoff.milliseconds, limit], Self.record)
     }
 
     func dueForRetentionCount(organizationId: String, endedBefore cutoff: Date) throws -> Int {
         Int(try db.scalarInt("""
-            SELECT COUNT(*) FROM visitors WHERE organization_id = ? AND valid_until < ? AND anonymised_at IS NULL
+            SELECT COUNT(*) FROM visitors
+            WHERE organization_id = ? AND valid_until < ? AND anonymised_at IS NULL AND status != 'CHECKED_IN'
             """, [organizationId, cutoff.milliseconds]) ?? 0)
     }
 
