@@ -18,7 +18,8 @@ extension TestServer {
     func auditCount(_ token: String) throws -> Int { try auditEntries(token).count }
 
     func verifyAudit() throws -> AuditVerdict {
-        try AuditVerification.verify(databasePath: server.application.configuration.database)
+        server.application.auditLog.waitForHead()
+        return try AuditVerification.verify(databasePath: server.application.configuration.database)
     }
 }
 
@@ -286,9 +287,38 @@ private func object(_ value: Any?) -> [String: Any]? { value as? [String: Any] }
             _ = try server.patch("/api/organization", token: site.ownerToken, ["autoCheckoutAt": "18:30"])
             let count = try server.auditCount(site.ownerToken)
             let verdict = try server.verifyAudit()
+            server.server.application.auditLog.waitForHead()
             #expect(verdict.isIntact, "\(verdict)")
             let head = try AuditHead.read(path: AuditHead.path(forDatabase: server.server.application.configuration.database))
             #expect(head != nil && head!.seq >= Int64(count))
+        }
+    }
+
+    /// Head writes run off the writer's thread and fold together; at stop the head is the
+    /// newest entry, so removing it afterwards is caught.
+    @Test func atStopTheHeadIsTheNewestEntryAfterConcurrentChanges() throws {
+        try withTemporaryDirectory { directory in
+            let database = directory + "/kept.db"
+            var entries = 0
+            try withSite(configure: { $0.database = database }) { server, site in
+                let shortIds = try (0..<12).map { try server.createVisitor(site.ownerToken, ["name": "Crowd \($0)"])["shortId"] as! String }
+                let scanner = site.scanner
+                let results = runConcurrently(12) { index, start in
+                    start()
+                    return try server.checkIn(scanner, shortIds[index]).string("result")
+                }
+                #expect(results.allSatisfy { (try? $0.get()) == "CHECKED_IN" })
+                entries = try server.auditCount(site.ownerToken)
+            }
+            let head = try #require(try AuditHead.read(path: AuditHead.path(forDatabase: database)))
+            let store = try ServerDatabase(path: database)
+            let newest = try store.read { tx in try tx.audit.latest() }
+            #expect(head.seq == newest?.seq && head.link == newest?.link)
+            #expect(try store.read { tx in try tx.audit.entries(after: 0, limit: 10_000).count } >= entries)
+            _ = try store.writeConnection { db in try db.execute("DELETE FROM audit_log WHERE seq = ?", [head.seq]) }
+            store.close()
+            let verdict = try AuditVerification.verify(databasePath: database)
+            #expect(!verdict.isIntact && verdict.description.contains("removed"), "\(verdict)")
         }
     }
 
