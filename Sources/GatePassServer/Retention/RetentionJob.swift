@@ -13,8 +13,16 @@ extension GatePassApplication {
     public func runDueRetention() -> [(organizationId: String, counts: RetentionCounts)] {
         let now = clock.now()
         var ran: [(organizationId: String, counts: RetentionCounts)] = []
+        let organizations: [String]
         do {
-            for organizationId in try store.read({ tx in try tx.directory.organizationIds() }) {
+            organizations = try store.read { tx in try tx.directory.organizationIds() }
+        } catch {
+            logSink.log("retention failed: \(error)")
+            return []
+        }
+        // One organization's failure (a damaged setting, say) does not hold up the others'.
+        for organizationId in organizations {
+            do {
                 let (zone, lastDay) = try store.read { tx in
                     (try site(organizationId, tx).timeZone, try tx.directory.lastRetentionDay(organizationId: organizationId))
                 }
@@ -25,9 +33,9 @@ extension GatePassApplication {
                     logSink.log("retention: organization \(organizationId): \(counts.visitors) visitors and \(counts.scans) scans anonymised")
                 }
                 ran.append((organizationId, counts))
+            } catch {
+                logSink.log("retention of organization \(organizationId) failed (the next sweep retries): \(error)")
             }
-        } catch {
-            logSink.log("retention failed: \(error)")
         }
         return ran
     }
