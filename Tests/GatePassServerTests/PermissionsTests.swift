@@ -113,6 +113,9 @@ struct PermissionsTests {
         (.blocklistList,             "U A A F F F F F"),
         (.blocklistAdd,              "U A A F F F F F"),
         (.blocklistRemove,           "U A A F F F F F"),
+        // the audit log: read like the scan history (PLATFORM_ADMIN too, read only)
+        (.adminAudit,                "U A A F F A F F"),
+        (.adminAuditCSV,             "U A A F F A F F"),
     ]
 
     static func expected(for route: Endpoint) -> [Principal: Access]? {
