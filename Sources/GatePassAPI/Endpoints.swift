@@ -58,6 +58,18 @@ extension Endpoint {
     public static let adminMailList = Endpoint(.get, "/api/admin/mail", .readMailLog)
     public static let adminMailTest = Endpoint(.post, "/api/admin/mail/test", .sendTestMail)
 
+    // MARK: - Governance (api.md "Users, checkpoints, scanner tokens", "Audit log", "Retention")
+    public static let checkpointsUpdate = Endpoint(.patch, "/api/checkpoints/:id", .updateCheckpoint)
+    public static let adminScannerTokens = Endpoint(.get, "/api/admin/scanner-tokens", .listScannerTokens)
+    public static let adminScannerTokenRevoke = Endpoint(.post, "/api/admin/scanner-tokens/:id/revoke", .revokeScannerToken)
+    public static let adminKiosksCreate = Endpoint(.post, "/api/admin/kiosks", .createKioskEnrolment)
+    public static let scannerEnrol = Endpoint(.post, "/api/visitor-scanner/enrol", .enrolKiosk)
+    public static let adminAudit = Endpoint(.get, "/api/admin/audit", .readAuditLog)
+    public static let adminAuditCSV = Endpoint(.get, "/api/admin/audit.csv", .exportAuditLog)
+    public static let adminRetentionRun = Endpoint(.post, "/api/admin/retention/run", .runRetention)
+    public static let adminVisitorErase = Endpoint(.post, "/api/admin/visitors/:id/erase", .eraseVisitor)
+    public static let adminVisitorExport = Endpoint(.get, "/api/admin/visitors/:id/export", .exportVisitor)
+
     // MARK: - Blocklist
     public static let blocklistList = Endpoint(.get, "/api/blocklist", .listBlocklist)
     public static let blocklistAdd = Endpoint(.post, "/api/blocklist", .addBlocklistEntry)

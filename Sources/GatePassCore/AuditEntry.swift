@@ -10,6 +10,42 @@ public enum AuditActorKind: String, Codable, Sendable, CaseIterable {
     case system
 }
 
+/// What an audit entry records (api.md "Audit log" lists the least set). The part before the dot
+/// is the entry's `entity`. Declared once here, so the server writes and the console filters by
+/// the same names.
+public enum AuditAction: String, Codable, Sendable, CaseIterable {
+    case visitorCreate = "visitor.create"
+    case visitorUpdate = "visitor.update"
+    case visitorCancel = "visitor.cancel"
+    case visitorApprove = "visitor.approve"
+    case visitorReject = "visitor.reject"
+    case visitorInvite = "visitor.invite"
+    /// A scan at the gate asked an approver (the visitor became AWAITING_APPROVAL).
+    case visitorRequestApproval = "visitor.request-approval"
+    case visitorCheckIn = "visitor.checkin"
+    case visitorCheckOut = "visitor.checkout"
+    case visitorWalkIn = "visitor.walk-in"
+    case blocklistAdd = "blocklist.add"
+    case blocklistRemove = "blocklist.remove"
+    case userCreate = "user.create"
+    case userUpdate = "user.update"
+    case organizationUpdate = "organization.update"
+    case checkpointCreate = "checkpoint.create"
+    case checkpointUpdate = "checkpoint.update"
+    case scannerTokenCreate = "scanner-token.create"
+    case scannerTokenRevoke = "scanner-token.revoke"
+    case sessionLogin = "session.login"
+    case sessionLogout = "session.logout"
+    case mailTest = "mail.test"
+    case retentionRun = "retention.run"
+    /// Reads of personal data in bulk (api.md: CSV exports and `visitor.export` are audited too).
+    case scanHistoryExport = "scan-history.export"
+    case auditExport = "audit.export"
+
+    /// The kind of thing the action changes: `visitor` for `visitor.create`.
+    public var entity: String { String(rawValue.prefix(while: { $0 != "." })) }
+}
+
 /// One audited change, as `GET /api/admin/audit` lists it. `before`/`after` hold the changed
 /// fields' values (canonical JSON objects), or null when there are none or retention erased them.
 public struct AuditEntry: Codable, Sendable, Equatable {

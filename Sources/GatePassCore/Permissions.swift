@@ -20,6 +20,9 @@ public enum Action: String, Sendable, CaseIterable {
     case sendTestPush, listPushDeliveries
     // Site governance
     case listBlocklist, addBlocklistEntry, removeBlocklistEntry
+    // governance
+    case updateCheckpoint, listScannerTokens, revokeScannerToken, createKioskEnrolment, enrolKiosk
+    case readAuditLog, exportAuditLog, runRetention, eraseVisitor, exportVisitor
     // Operations
     case checkHealth, readMetrics
 }
@@ -53,7 +56,8 @@ public enum Permissions {
     private static func rule(for action: Action) -> Rule {
         switch action {
         // The pass page's token is its own credential (checked by the handler).
-        case .requestLoginCode, .logIn, .peekLoginCode, .checkHealth, .readMetrics, .openPassPage: .anyone
+        // An enrolment code is its own credential (checked by the handler).
+        case .requestLoginCode, .logIn, .peekLoginCode, .checkHealth, .readMetrics, .openPassPage, .enrolKiosk: .anyone
         case .readOwnProfile, .logOut: .users(allUsers)
         case .listVisitors, .readVisitor, .renderPass: .users(readersAndHosts)
         case .exportScanHistory: .users(readers)
@@ -72,6 +76,12 @@ public enum Permissions {
         case .sendTestPush, .listPushDeliveries: .users(managers)
         // The reasons are for the site's managers only (api.md "Blocklist").
         case .listBlocklist, .addBlocklistEntry, .removeBlocklistEntry: .users(managers)
+        case .updateCheckpoint, .listScannerTokens, .revokeScannerToken, .createKioskEnrolment, .runRetention,
+             .exportVisitor: .users(managers)
+        // The audit log is read like the scan history: PLATFORM_ADMIN too, read only.
+        case .readAuditLog, .exportAuditLog: .users(readers)
+        // A data-subject erase is the owner's decision alone (api.md).
+        case .eraseVisitor: .users([.owner])
         case .followEvents, .issueEventTicket: .scannerAnd(allUsers)
         case .issueScannerToken: .scannerIssuers
         case .readGateStats: .scannerAnd(managers)

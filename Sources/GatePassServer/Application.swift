@@ -32,6 +32,8 @@ public final class GatePassApplication: HTTPResponder {
     let mailWorker: MailWorker
     let passes: PassRenderer
     let composer: MailComposer
+    /// Every change's entry, chained (api.md "Audit log").
+    let auditLog: AuditLog
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
     private let keysInProgress = Locked<Set<String>>([])
 
@@ -62,6 +64,8 @@ public final class GatePassApplication: HTTPResponder {
         let passTokenKey = secret.key(for: "pass-page-token")
         self.mail = mail
         self.passes = passes
+        auditLog = AuditLog(chain: AuditChain(key: secret.key(for: "audit-chain")),
+                            headPath: AuditHead.path(forDatabase: configuration.database))
         composer = MailComposer(settings: mail, passes: passes, serverTimeZone: configuration.resolvedTimeZone,
                                serverTimeZoneName: configuration.timeZone ?? TimeZone.current.identifier,
                                passTokenKey: passTokenKey)
@@ -252,10 +256,8 @@ public final class GatePassApplication: HTTPResponder {
                           reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let routeName = call.endpoint.pathPattern
         guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
-            store.writeAsync({ tx in try handler(self, call, tx) }) { [eventHub, mailWorker] result in
-                eventHub.committed()
-                if call.effects.queuedMail { mailWorker.wake() }
-                call.effects.apply(to: eventHub)
+            store.writeAsync({ tx in try handler(self, call, tx) }) { result in
+                self.committed(call)
                 switch result {
                 case .success(let response): reply(response)
                 case .failure(let error): reply(self.errorResponse(error, routeName: routeName))
@@ -300,9 +302,7 @@ public final class GatePassApplication: HTTPResponder {
             }
             return (response, false)
         }) { [self] result in
-            eventHub.committed()
-            if call.effects.queuedMail { mailWorker.wake() }
-            call.effects.apply(to: eventHub)
+            self.committed(call)
             _ = keysInProgress.withLock { $0.remove(slot) }
             changes.signal()
             switch result {
@@ -315,12 +315,25 @@ public final class GatePassApplication: HTTPResponder {
         }
     }
 
+    /// What follows a write's commit: the event streams hear of it, the head of the audit log
+    /// moves, mail is woken, and streams of ended sessions or changed rights end.
+    private func committed(_ call: Call) {
+        eventHub.committed()
+        if call.effects.audited { moveAuditHead() }
+        if call.effects.queuedMail { mailWorker.wake() }
+        call.effects.apply(to: eventHub)
+    }
+
     /// Follow-ups of one request's transaction, run after it commits (never before: a worker
     /// woken early would not see the rows yet).
     final class CommitEffects: Sendable {
         private let mail = Atomic<Bool>(false)
         private let endedSessions = Atomic<Bool>(false)
         private let changedUsers = Locked<Set<String>>([])
+        private let auditEntries = Atomic<Bool>(false)
+        /// Set inside the transaction when it appended an audit entry.
+        func noteAudited() { auditEntries.store(true, ordering: .releasing) }
+        var audited: Bool { auditEntries.load(ordering: .acquiring) }
         /// Set inside the transaction when it queued mail.
         func noteQueuedMail() { mail.store(true, ordering: .releasing) }
         var queuedMail: Bool { mail.load(ordering: .acquiring) }

@@ -49,7 +49,7 @@ import Testing
             return String(decoding: out, as: UTF8.self)
         }
         let asked = Mutex<[Int]>([])
-        let limited = CSVExportStream(firstPage: (0..<3).map(scan), rowLimit: 7, pageSize: 3, readPage: { cursor, limit in
+        let limited = CSVExportStream(.scanHistory, firstPage: (0..<3).map(scan), rowLimit: 7, pageSize: 3, readPage: { cursor, limit in
             asked.withLock { $0.append(limit) }
             let start = cursor.map { 10_000 - Int($0.seq) + 1 } ?? 0
             return (start..<(start + limit)).map(scan)
@@ -61,7 +61,7 @@ import Testing
 
         struct Broken: Error {}
         let errors = Mutex<Int>(0)
-        let failing = CSVExportStream(firstPage: (0..<3).map(scan), rowLimit: 100, pageSize: 3, readPage: { _, _ in throw Broken() },
+        let failing = CSVExportStream(.scanHistory, firstPage: (0..<3).map(scan), rowLimit: 100, pageSize: 3, readPage: { _, _ in throw Broken() },
                                       onError: { _ in errors.withLock { $0 += 1 } })
         #expect(drain(failing).components(separatedBy: "\r\n").count == 5)
         #expect(errors.withLock { $0 } == 1)

@@ -2,20 +2,38 @@ import Foundation
 import GatePassCore
 import HTTPServer
 
-/// The body of `GET /api/admin/scan-history.csv`: rows are read from the store one page at
-/// a time, when libmicrohttpd asks for more bytes (that is, as the socket drains), so an
+/// What one CSV export writes: its header, a row's line, and where the page after a row starts.
+struct CSVTable<Row: Sendable>: Sendable {
+    var header: String
+    var line: @Sendable (Row) -> String
+    var cursorAfter: @Sendable (Row) -> ListCursor
+}
+
+extension CSVTable where Row == (scan: Scan, seq: Int64) {
+    /// `GET /api/admin/scan-history.csv`.
+    static var scanHistory: Self {
+        Self(header: ScanHistoryCSV.header, line: { ScanHistoryCSV.row($0.scan) }, cursorAfter: { ListCursor.after($0) })
+    }
+}
+
+enum CSVExport {
+    /// Rows read from the store at a time.
+    static let pageSize = 500
+}
+
+/// The body of a CSV export (`GET /api/admin/scan-history.csv`, `audit.csv`): rows are read
+/// from the store one page at a time, when libmicrohttpd asks for more bytes (that is, as the socket drains), so an
 /// export of 100,000 scans holds one page in memory, never the whole file, and no reader
 /// connection is held between pages.
 ///
 /// Each page is its own read transaction: a scan committed during a long export may appear
 /// in it if it sorts after the rows already sent (the keyset cursor never repeats or skips
 /// a row that was there when the export started).
-final class CSVExportStream: HTTPStreamBody, @unchecked Sendable {
+final class CSVExportStream<Row: Sendable>: HTTPStreamBody, @unchecked Sendable {
     /// Reads one page after a cursor; the production one asks the store.
-    typealias PageReader = @Sendable (_ after: ListCursor?, _ limit: Int) throws -> [(scan: Scan, seq: Int64)]
+    typealias PageReader = @Sendable (_ after: ListCursor?, _ limit: Int) throws -> [Row]
 
-    static let pageSize = 500
-
+    private let table: CSVTable<Row>
     private let readPage: PageReader
     private let rowLimit: Int
     private let pageSize: Int
@@ -39,23 +57,24 @@ final class CSVExportStream: HTTPStreamBody, @unchecked Sendable {
     ///     database is still a proper error answer, before the 200 is sent).
     ///   - onError: a page that cannot be read after the answer has started ends the body
     ///     early; the error is handed here to be logged.
-    init(firstPage: [(scan: Scan, seq: Int64)], rowLimit: Int, pageSize: Int = CSVExportStream.pageSize,
+    init(_ table: CSVTable<Row>, firstPage: [Row], rowLimit: Int, pageSize: Int = CSVExport.pageSize,
          readPage: @escaping PageReader, onError: @escaping @Sendable (any Error) -> Void) {
+        self.table = table
         self.readPage = readPage
         self.rowLimit = rowLimit
         self.pageSize = pageSize
         self.onError = onError
-        pending = Array(ScanHistoryCSV.header.utf8)
+        pending = Array(table.header.utf8)
         pages = 1
         append(firstPage)
     }
 
     /// Encodes `rows` into `pending` (up to the row limit) and moves the cursor past them.
-    private func append(_ rows: [(scan: Scan, seq: Int64)]) {
+    private func append(_ rows: [Row]) {
         let room = rowLimit - rowsWritten
-        for row in rows.prefix(room) { pending += ScanHistoryCSV.row(row.scan).utf8 }
+        for row in rows.prefix(room) { pending += table.line(row).utf8 }
         rowsWritten += min(rows.count, room)
-        if let last = rows.last { cursor = ListCursor.after(last) }
+        if let last = rows.last { cursor = table.cursorAfter(last) }
         if rows.count < pageSize || rowsWritten >= rowLimit { exhausted = true }
     }
 

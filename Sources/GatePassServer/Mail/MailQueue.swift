@@ -50,8 +50,11 @@ extension GatePassApplication {
 
     /// Gives the visitor a new pass page (the old one stops working) and queues the
     /// invitation with it; returns the page's address.
+    /// A request's invitation, audited as `visitor.invite` (a new pass page; the old one ends).
     func queueInvitation(_ visitor: Visitor, organizationId: String, _ call: Call, _ tx: any Transaction) throws -> String {
-        try queueInvitation(visitor, organizationId: organizationId, now: call.now, effects: call.effects, tx)
+        let url = try queueInvitation(visitor, organizationId: organizationId, now: call.now, effects: call.effects, tx)
+        try audit(.visitorInvite, id: visitor.id, .facts(["email": visitor.email]), call, organizationId: organizationId, tx)
+        return url
     }
 
     func queueInvitation(_ visitor: Visitor, organizationId: String, now: Date, effects: CommitEffects,

@@ -24,9 +24,9 @@ extension GatePassApplication {
     /// is still an error answer), the rest as the client takes the bytes.
     func scanHistoryCSV(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let filter = try scanFilter(call)
-        let pageSize = min(CSVExportStream.pageSize, Self.csvRowLimit)
+        let pageSize = min(CSVExport.pageSize, Self.csvRowLimit)
         let first = try tx.scans.page(filter, after: nil, limit: pageSize)
-        let stream = CSVExportStream(firstPage: first, rowLimit: Self.csvRowLimit, pageSize: pageSize,
+        let stream = CSVExportStream(.scanHistory, firstPage: first, rowLimit: Self.csvRowLimit, pageSize: pageSize,
                                      readPage: { [store] cursor, limit in
                                          try store.read { tx in try tx.scans.page(filter, after: cursor, limit: limit) }
                                      },
@@ -55,6 +55,7 @@ extension GatePassApplication {
             throw APIError.conflict("a checkpoint named \(name) already exists")
         }
         let checkpoint = try tx.checkpoints.create(organizationId: organization, name: name, now: call.now)
+        try audit(.checkpointCreate, id: checkpoint.id, .created(checkpoint), call, tx)
         return JSONBody.response(status: 201, checkpoint)
     }
 

@@ -56,6 +56,9 @@ extension GatePassApplication {
         let claims = try Sessions.create(userId: user.id, kind: .login, parent: nil, checkpointId: nil, now: call.now,
                                          lifetime: configuration.tokenLifetimeSeconds, tx)
         try tx.directory.recordLogin(userId: user.id, at: call.now)
+        // session.* entries name the user (the entity filter finds a person's logins).
+        try audit(.sessionLogin, id: user.id, .none, call, organizationId: user.organizationId,
+                  actor: AuditActor(kind: .user, id: user.id), tx)
         return JSONBody.response(LoginAnswer(role: user.role, token: signer.sign(claims),
                                                expiresAt: Timestamp(Date(timeIntervalSince1970: TimeInterval(claims.expiresAt))),
                                                profile: user))
@@ -70,6 +73,7 @@ extension GatePassApplication {
 
     func logout(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         try Sessions.revoke(loginSession: call.caller.sessionId, now: call.now, tx)
+        try audit(.sessionLogout, id: call.caller.user.id, .none, call, tx)
         call.effects.noteEndedSessions()
         return Self.noContent
     }

@@ -29,6 +29,7 @@ extension GatePassApplication {
                                    company: checked.company, reason: checked.reason, expiresAt: checked.expiresAt?.date,
                                    createdAt: call.now, createdBy: call.caller.user.id)
         try tx.blocklist.insert(entry, organizationId: call.caller.organizationId)
+        try audit(.blocklistAdd, id: entry.id, .created(entry), call, tx)
         return JSONBody.response(status: 201, entry)
     }
 
@@ -38,6 +39,7 @@ extension GatePassApplication {
         guard id.utf8.count <= 64, try tx.blocklist.remove(id: id, organizationId: call.caller.organizationId) else {
             throw APIError.notFound("blocklist entry")
         }
+        try audit(.blocklistRemove, id: id, .none, call, tx)
         return Self.noContent
     }
 }

@@ -33,6 +33,7 @@ extension GatePassApplication {
         let claims = try Sessions.create(userId: caller.user.id, kind: .scanner, parent: caller.sessionId,
                                          checkpointId: checkpoint.id, now: call.now,
                                          lifetime: configuration.scannerTokenLifetimeSeconds, tx)
+        try audit(.scannerTokenCreate, id: claims.sessionId, .facts(["checkpointId": checkpoint.id]), call, tx)
         return JSONBody.response(status: 201, ScannerTokenAnswer(
             scannerToken: signer.sign(claims), checkpoint: CheckpointSummary(id: checkpoint.id, name: checkpoint.name),
             expiresAt: Timestamp(Date(timeIntervalSince1970: TimeInterval(claims.expiresAt)))))
@@ -83,6 +84,13 @@ extension GatePassApplication {
         if decision.changesVisitor {
             try tx.visitors.changeState(decision.visitor, from: record.visitor,
                                         approvalCheckpointId: decision.event == .awaiting ? checkpointId : nil)
+            let action: AuditAction = switch decision.visitor.status {
+            case .checkedIn: .visitorCheckIn
+            case .checkedOut: .visitorCheckOut
+            case .awaitingApproval: .visitorRequestApproval
+            default: .visitorUpdate
+            }
+            try audit(action, id: record.visitor.id, .changed(from: record.visitor, to: decision.visitor), call, tx)
         }
         scan.result = decision.result
         scan.visitorId = record.visitor.id
@@ -124,6 +132,7 @@ extension GatePassApplication {
         let (result, updated) = CheckOut.decide(visitor: record.visitor, at: call.now)
         if result == .checkedOut {
             try tx.visitors.changeState(updated, from: record.visitor)
+            try audit(.visitorCheckOut, id: updated.id, .changed(from: record.visitor, to: updated), call, tx)
             try tx.events.appendVisitorEvent(.visitorDeparted, visitor: updated, organizationId: record.organizationId,
                                              checkpointId: call.caller.checkpointId, now: call.now)
         }
@@ -170,6 +179,7 @@ extension GatePassApplication {
             blocking = decision.blockingEntry
             return decision.visitor
         }
+        try audit(.visitorWalkIn, id: visitor.id, .created(visitor), call, tx)
         if let blocking {
             try tx.events.appendSecurityAlert(visitor: visitor, entryId: blocking.id, organizationId: caller.organizationId,
                                               checkpointId: caller.checkpointId, scanId: nil, now: call.now)

@@ -56,8 +56,12 @@ extension GatePassApplication {
             }
             stored.autoCheckoutAt = time
         }
+        let before = try organization(organizationId, tx)
         try tx.directory.update(stored)
-        return JSONBody.response(try organization(organizationId, tx))
+        let after = try organization(organizationId, tx)
+        let values = AuditValues.changed(from: before, to: after)
+        if values != .none { try audit(.organizationUpdate, id: organizationId, values, call, tx) }
+        return JSONBody.response(after)
     }
 
     // MARK: - Users
@@ -81,6 +85,7 @@ extension GatePassApplication {
         let profile = try tx.directory.createUser(organizationId: caller.organizationId, email: email, name: name,
                                                   role: body.role, canScan: body.canScanCheckpoint ?? false, now: call.now)
         guard let created = try tx.directory.userSummary(id: profile.id) else { throw APIError.internal("the new user was not stored") }
+        try audit(.userCreate, id: profile.id, .created(created), call, tx)
         return JSONBody.response(status: 201, created, headers: [("Location", Endpoint.usersUpdate.path(profile.id))])
     }
 
@@ -110,6 +115,8 @@ extension GatePassApplication {
         }
         if role != profile.role || canScan != storedCanScan { call.effects.noteChangedRights(ofUser: profile.id) }
         guard let updated = try tx.directory.userSummary(id: profile.id) else { throw APIError.notFound("user") }
+        let values = AuditValues.changed(from: target, to: updated)
+        if values != .none { try audit(.userUpdate, id: profile.id, values, call, tx) }
         return JSONBody.response(updated)
     }
 
@@ -145,6 +152,7 @@ extension GatePassApplication {
         guard try queueMail(.test, to: to, organizationId: call.caller.organizationId, call, tx) else {
             throw APIError.conflict("this server sends no mail: set smtpURL (README \"Mail\")")
         }
+        try audit(.mailTest, id: nil, .facts(["to": to]), call, tx)
         return JSONBody.response(status: 202, QueuedAnswer(queued: true))
     }
 }

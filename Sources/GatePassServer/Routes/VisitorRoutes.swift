@@ -67,6 +67,7 @@ extension GatePassApplication {
         }
         // A refused invitation (no email, mail off) refuses the creation too: nothing is
         // half-done, and the error says what to fix.
+        try audit(.visitorCreate, id: visitor.id, .created(visitor), call, tx)
         if body.invite == true { _ = try queueInvitation(visitor, organizationId: caller.organizationId, call, tx) }
         return JSONBody.response(status: 201, visitor, headers: [("Location", Endpoint.visitorsGet.path(visitor.id))])
     }
@@ -105,6 +106,7 @@ extension GatePassApplication {
         let reissued = VisitorEditing.reissuesPass(from: record.visitor, to: edited)
         if reissued { edited.shortId = try tx.visitors.freshShortID() }
         try tx.visitors.changeState(edited, from: record.visitor)
+        try audit(.visitorUpdate, id: edited.id, .changed(from: record.visitor, to: edited), call, tx)
         if reissued, try tx.visitors.hasPassToken(visitorId: edited.id) {
             if mail.isEnabled, edited.email != nil {
                 _ = try queueInvitation(edited, organizationId: record.organizationId, call, tx)
@@ -129,6 +131,7 @@ extension GatePassApplication {
             throw APIError.conflict("the visitor is \(record.visitor.status.rawValue), not CHECKED_IN")
         }
         try tx.visitors.changeState(updated, from: record.visitor)
+        try audit(.visitorCheckOut, id: updated.id, .changed(from: record.visitor, to: updated), call, tx)
         try tx.events.appendVisitorEvent(.visitorDeparted, visitor: updated, organizationId: record.organizationId,
                                          checkpointId: nil, now: call.now)
         return JSONBody.response(updated)
@@ -210,6 +213,7 @@ extension GatePassApplication {
         let record = try visibleVisitor(call, tx)
         let updated = try Cancellation.apply(to: record.visitor)
         try tx.visitors.changeState(updated, from: record.visitor)
+        try audit(.visitorCancel, id: updated.id, .changed(from: record.visitor, to: updated), call, tx)
         return JSONBody.response(updated)
     }
 
@@ -223,6 +227,8 @@ extension GatePassApplication {
         let updated = try decision.apply(to: record.visitor, by: call.caller.user.id, note: note, at: call.now,
                                          blocklist: blocklist)
         try tx.visitors.changeState(updated, from: record.visitor)
+        try audit(decision == .approve ? .visitorApprove : .visitorReject, id: updated.id,
+                  .changed(from: record.visitor, to: updated), call, tx)
         // The decision reaches the checkpoint that asked for it (api.md: the scanner that requested approval).
         try tx.events.appendVisitorEvent(.visitorDecided, visitor: updated, organizationId: record.organizationId,
                                          checkpointId: record.approvalCheckpointId, now: call.now)
