@@ -16,12 +16,8 @@ import GatePassCore
 /// Every value from the log is drawn escaped (the canvas spells out controls): a visitor's
 /// name in `after` cannot act on the terminal.
 public final class AuditScreen: ConsoleScreen {
-    /// The actions `a` steps through (api.md "Audit log" lists these at least); nil is every action.
-    public static let actionFilters: [String?] = [nil] + [
-        "visitor.create", "visitor.update", "visitor.cancel", "visitor.approve", "visitor.reject", "visitor.checkin",
-        "visitor.checkout", "blocklist.add", "blocklist.remove", "user.create", "user.update", "checkpoint.create",
-        "checkpoint.update", "scanner-token.revoke", "retention.run", "session.login", "session.logout",
-    ].map(Optional.some)
+    /// The actions `a` steps through (the domain's list, which the server writes); nil is every action.
+    public static let actionFilters: [String?] = [nil] + AuditAction.allCases.map(\.rawValue)
 
     private let services: any GovernanceServices
     private let clock: () -> Date

@@ -224,7 +224,7 @@ public final class UsersScreen: ConsoleScreen {
                 case .create:
                     let user = NewUser(email: (current.value(Field.email.rawValue) ?? "").lowercased(),
                                        name: current.value(Field.name.rawValue) ?? "", role: role, canScanCheckpoint: mayScan)
-                    let created = try services.createUser(user, idempotencyKey: key(for: "create \(user)"))
+                    let created = try services.createUser(user, idempotencyKey: idempotencyKey(for: "create \(user)"))
                     notice = VisitorsScreen.Notice(.ok, "Added \(created.profile.name) <\(created.profile.email)> as \(role.rawValue): they log in with a code sent to that address.")
                     finish(selecting: created.profile.id)
                 case .edit(let target):
@@ -239,7 +239,7 @@ public final class UsersScreen: ConsoleScreen {
                         return .redraw
                     }
                     let updated = try services.updateUser(id: target.profile.id, changes,
-                                                          idempotencyKey: key(for: "update \(target.profile.id) \(changes)"))
+                                                          idempotencyKey: idempotencyKey(for: "update \(target.profile.id) \(changes)"))
                     notice = VisitorsScreen.Notice(.ok, "Changed \(updated.profile.name): \(updated.profile.role.rawValue), scanning \(updated.profile.canScanCheckpoint ? "allowed" : "not allowed").")
                     finish(selecting: updated.profile.id)
                 }
@@ -253,7 +253,7 @@ public final class UsersScreen: ConsoleScreen {
     }
 
     /// The idempotency key of `request`: the same again (after a timeout) reuses it.
-    private func key(for request: String) -> String {
+    private func idempotencyKey(for request: String) -> String {
         if let lastSent, lastSent.request == request { return lastSent.key }
         let key = UUID().uuidString
         lastSent = (request, key)
