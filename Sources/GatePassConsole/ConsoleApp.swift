@@ -219,8 +219,9 @@ public final class ConsoleApp {
     static let tabBarHint = "? help  q quit"
 
     /// Each tab's label: " 3 Visitors ". When they do not all fit beside the hint, the selected
-    /// tab keeps its title and the others, from the first on, keep theirs while room is left;
-    /// the rest show their number only (the digit still selects them).
+    /// tab keeps its title and the others, from the first on, keep theirs while room is left
+    /// (beside the hint from 80 columns on); the rest show their number only (the digit still
+    /// selects them).
     func tabLabels(width: Int) -> [String] {
         let full = tabs.enumerated().map { " \($0.offset + 1) \($0.element.title) " }
         let short = tabs.indices.map { " \($0 + 1) " }
@@ -228,7 +229,9 @@ public final class ConsoleApp {
         if length(full) + Self.tabBarHint.count <= width { return full }
         var labels = short
         if labels.indices.contains(selectedTab) { labels[selectedTab] = full[selectedTab] }
-        let budget = length(labels) + Self.tabBarHint.count <= width ? width - Self.tabBarHint.count : width
+        // On a narrow terminal titles matter more than the hint (`?` works without it).
+        let keepsHint = width >= 80 && length(labels) + Self.tabBarHint.count <= width
+        let budget = keepsHint ? width - Self.tabBarHint.count : width
         for index in labels.indices where index != selectedTab {
             var wider = labels
             wider[index] = full[index]
@@ -248,7 +251,7 @@ public final class ConsoleApp {
             "received \(SiteClock(timeZone: .current).minute(alert.receivedAt))",
             "",
             more > 0 ? "Enter or Esc: dismiss (\(more) more waiting)" : "Enter or Esc: dismiss",
-        ]
+        ].map(TerminalText.visible)   // measured as drawn: an escape sequence in a name takes cells of its own
         let boxWidth = min(area.width, max(44, min(area.width - 4, (lines.map(\.count).max() ?? 0) + 6)))
         let boxHeight = min(area.height, lines.count + 2)
         guard boxWidth > 0, boxHeight > 0 else { return }
