@@ -104,4 +104,59 @@ import Testing
             #expect(run.exitStatus() == "EXIT=0\n")
         }
     }
+
+    @Test func theAuditTabListsTheGatesCheckInAndEnterOpensTheVisitor() throws {
+        try ConsoleTabsTmuxTests().withConsole { run in
+            let tmux = run.tmux
+            let expected = try #require(run.shortIds["EXPECTED"])
+            try run.logIn("admin@demo.gatepass")
+            let gateState = run.directory + "/gate-state"
+            try logInElsewhere(run, "owner@demo.gatepass", stateDirectory: gateState)
+            let checkIn = try ConsoleTabsTmuxTests().gatepass(["checkin", expected], stateDirectory: gateState)
+            #expect(checkIn.output.contains("CHECKED_IN"), "the gate's answer: \(checkIn.output)")
+
+            try tmux.keys("9")
+            #expect(try run.waitFor("Audit · action all · actor all · visitor all"))
+            #expect(try run.waitFor("visitor.checkin"), "the check-in is in the log: \((try? tmux.screen()) ?? "")")
+            #expect(try run.waitFor("session.login"))
+            // The newest entry is selected: the check-in, with the change under the list.
+            #expect(try run.waitFor(#"after:  {"#))
+            try tmux.keys("v")
+            #expect(try run.waitUntil { $0.contains("· visitor ") && !$0.contains("· visitor all") && $0.contains("visitor.checkin") })
+            try tmux.keys("Enter")
+            #expect(try run.waitFor("Ana Pop — checked in"), "Enter opens the visitor")
+            try tmux.keys("Escape")
+            #expect(try run.waitFor("Audit · action all"))
+            try tmux.keys("x")
+            #expect(try run.waitFor("Audit · action all · actor all · visitor all"))
+            try tmux.keys("q")
+            #expect(run.exitStatus() == "EXIT=0\n")
+        }
+    }
+
+    @Test func aHostSeesOnlyTheirVisitorsAndIsOfferedNeitherDecisionsNorCheckOut() throws {
+        try ConsoleTabsTmuxTests().withConsole { run in
+            let tmux = run.tmux
+            try run.logIn("host@demo.gatepass")
+            let tabBar = try #require(try run.lines().first)
+            #expect(tabBar.contains("1 Visitors") && tabBar.contains("2 More") && !tabBar.contains("Approvals")
+                    && !tabBar.contains("Blocklist") && !tabBar.contains("3 "), "the host's tabs: \(tabBar)")
+            #expect(try run.waitFor("Visitors from "))
+            #expect(try run.waitFor("Mihai Ionescu") && (try run.waitFor("Ana Pop")))
+            #expect(!(try tmux.screen().contains("Elena Radu")), "a visitor hosted by someone else is not listed")
+            try tmux.keys("/")
+            try tmux.keys("-l", "Mihai")
+            try tmux.keys("Enter")
+            #expect(try run.waitFor("· search \"Mihai\" · 1 shown"))
+            try tmux.keys("Enter")
+            #expect(try run.waitFor("Mihai Ionescu — expected"))
+            #expect(try run.waitFor("c: cancel · i: invitation · p: pass · Esc: back"))
+            let detail = try tmux.screen()
+            #expect(!detail.contains("a: approve") && !detail.contains("o: check out"))
+            try tmux.keys("Escape")
+            #expect(try run.waitFor("· search \"Mihai\" · 1 shown"))
+            try tmux.keys("q")
+            #expect(run.exitStatus() == "EXIT=0\n")
+        }
+    }
 }
