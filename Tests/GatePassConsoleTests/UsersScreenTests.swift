@@ -47,6 +47,20 @@ import Testing
         }
     }
 
+    @Test func hostileAndOversizedNamesAreSpelledOutAndCut() {
+        var evil = Fixtures.user("u5", "Eve", .host)
+        evil.profile.name = "Eve\u{1B}[2J\u{1B}]0;owned\u{7}\u{202E}" + String(repeating: "E", count: 5_000)
+        evil.profile.email = "eve\u{1B}[31m@example.com"
+        withScreen(as: Self.owner, users: [evil]) { screen, _ in
+            let canvas = Fixtures.render(screen, width: 80, height: 6)
+            #expect(!canvas.text.contains("\u{1B}") && !canvas.text.contains("\u{7}") && !canvas.text.contains("\u{202E}"))
+            #expect(canvas.text.split(separator: "\n", omittingEmptySubsequences: false).count == 6)
+            #expect(canvas.line(2).hasPrefix(#"Eve\x1b[2J"#) && canvas.line(2).contains("…") && canvas.line(2).contains("HOST"))
+            _ = screen.handle(.character("d"))
+            #expect(!Fixtures.render(screen, width: 80, height: 6).text.contains("\u{1B}"), "the question spells the name out too")
+        }
+    }
+
     @Test func anAdminIsOfferedNoOwnerRoleAndCannotChangeAnOwner() throws {
         try withScreen(as: Self.admin) { screen, services in
             _ = screen.handle(.character("n"))
