@@ -93,8 +93,17 @@ public final class ConsoleApp {
             return false
         }
         if !securityAlerts.isEmpty {
-            // Only Enter or Esc dismisses: a key typed for the screen below must not hide an alert unseen.
-            if key == .enter || key == .escape { securityAlerts.removeFirst() }
+            // Only Enter, Esc or v dismisses: a key typed for the screen below must not hide an alert unseen.
+            switch key {
+            case .enter, .escape:
+                securityAlerts.removeFirst()
+            case .character("v"):
+                // The visitor's detail, over the current tab as any visitor opened from a list.
+                let alert = securityAlerts.removeFirst()
+                return apply(.openVisitor(id: alert.visitorId))
+            default:
+                break
+            }
             return false
         }
         if showingHelp {
@@ -250,7 +259,7 @@ public final class ConsoleApp {
             "\(alert.visitorName) at \(alert.gate)",
             "received \(SiteClock(timeZone: .current).minute(alert.receivedAt))",
             "",
-            more > 0 ? "Enter or Esc: dismiss (\(more) more waiting)" : "Enter or Esc: dismiss",
+            "v: open the visitor · " + (more > 0 ? "Enter or Esc: dismiss (\(more) more waiting)" : "Enter or Esc: dismiss"),
         ].map(TerminalText.visible)   // measured as drawn: an escape sequence in a name takes cells of its own
         let boxWidth = min(area.width, max(44, min(area.width - 4, (lines.map(\.count).max() ?? 0) + 6)))
         let boxHeight = min(area.height, lines.count + 2)

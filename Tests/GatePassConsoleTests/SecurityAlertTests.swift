@@ -27,7 +27,7 @@ import Testing
         #expect(canvas.line(0).contains("2 History"), "the tab bar stays")
         // A second alert waits behind the first.
         _ = app.receive(Fixtures.securityAlert(Fixtures.visitor(4, name: "Trent"), entryId: "b2", checkpointId: "c-unknown"))
-        #expect(Fixtures.row(app.render(width: 80, height: 20), containing: "Enter or Esc: dismiss (1 more waiting)") != nil)
+        #expect(Fixtures.row(app.render(width: 80, height: 20), containing: "v: open the visitor · Enter or Esc: dismiss (1 more waiting)") != nil)
         // Keys meant for the screen or the shell do not dismiss it, and do not reach the screen.
         for key: Key in [.character("q"), .character("1"), .tab, .character("?"), .character("x"), .down] { app.handle(key) }
         #expect(app.securityAlerts.count == 2 && !app.wantsQuit && app.selectedTab == 1 && !app.showingHelp)
@@ -38,6 +38,13 @@ import Testing
         #expect(app.securityAlerts.isEmpty && Fixtures.row(app.render(width: 80, height: 20), containing: "SECURITY ALERT") == nil)
         app.handle(.character("x"))
         #expect(screens[1].keys == [.character("x")], "keys reach the screen again")
+    }
+
+    @Test func vOpensTheAlertsVisitorOverTheCurrentTab() {
+        let (app, _) = app()
+        _ = app.receive(Fixtures.securityAlert(Fixtures.visitor(3), entryId: "b1"))
+        app.handle(.character("v"))
+        #expect(app.securityAlerts.isEmpty && app.current?.title == "Visitor v3" && app.stack.count == 1)
     }
 
     @Test func ctrlCStillQuitsUnderAnAlertAndALogoutDropsThem() {
