@@ -80,6 +80,8 @@ final class ConsoleSession: @unchecked Sendable {
     private var app: ConsoleApp!
     private var approvals: ApprovalsScreen?
     private var scan: ScanScreen?
+    /// The site's zone for a security alert's time, read once per login (not on every frame).
+    private var siteZone: TimeZone = .current
 
     // Filled by background threads, emptied by the UI loop.
     private let inbox = Locked<[ServerEvent]>([])
@@ -104,7 +106,8 @@ final class ConsoleSession: @unchecked Sendable {
         self.homeDirectory = homeDirectory
         services.knownOffline = { [online] in !online.withLock { $0 } }
         app = ConsoleApp(factory: .init(tabs: { [unowned self] in tabs() }, visitorDetail: { [unowned self] id in detail(id) },
-                                        gateNames: { [services] in services.gateNames() }, clock: { [clock] in clock.now() }))
+                                        gateNames: { [services] in services.gateNames() }, clock: { [clock] in clock.now() },
+                                        timeZone: { [unowned self] in siteZone }))
     }
 
     /// The tabs for who is logged in: Approvals for those who decide, Scan for those who may
@@ -124,6 +127,9 @@ final class ConsoleSession: @unchecked Sendable {
         let principal = PrincipalKind.user(user.role, canScanCheckpoint: user.mayScan)
         func may(_ action: Action) -> Bool { Permissions.may(principal, action) == .allowed }
         var tabs: [any ConsoleScreen] = []
+        if user.role.managesOrganization {
+            siteZone = (try? services.site()).flatMap { TimeZone(identifier: $0.value.timeZone) } ?? .current
+        }
         // Those who decide: an approver by its queue, an owner or admin by the visitors' routes.
         if may(.listApprovalQueue) || may(.decideVisitor) {
             let list = ApprovalsScreen(services: services, clock: now)

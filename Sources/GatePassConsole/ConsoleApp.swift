@@ -30,13 +30,17 @@ public final class ConsoleApp {
         public var gateNames: () -> [String: String]
         /// "Now", for when an alert came.
         public var clock: () -> Date
+        /// The zone an alert's time is shown in (the site's, when known).
+        public var timeZone: () -> TimeZone
 
         public init(tabs: @escaping () -> [any ConsoleScreen], visitorDetail: @escaping (String) -> any ConsoleScreen,
-                    gateNames: @escaping () -> [String: String] = { [:] }, clock: @escaping () -> Date = Date.init) {
+                    gateNames: @escaping () -> [String: String] = { [:] }, clock: @escaping () -> Date = Date.init,
+                    timeZone: @escaping () -> TimeZone = { .current }) {
             self.tabs = tabs
             self.visitorDetail = visitorDetail
             self.gateNames = gateNames
             self.clock = clock
+            self.timeZone = timeZone
         }
     }
 
@@ -257,7 +261,7 @@ public final class ConsoleApp {
             "",
             "A blocked person tried to enter:",
             "\(alert.visitorName) at \(alert.gate)",
-            "received \(SiteClock(timeZone: .current).minute(alert.receivedAt))",
+            "received \(SiteClock(timeZone: factory.timeZone()).minute(alert.receivedAt)) (\(factory.timeZone().identifier))",
             "",
             "v: open the visitor · " + (more > 0 ? "Enter or Esc: dismiss (\(more) more waiting)" : "Enter or Esc: dismiss"),
         ].map(TerminalText.visible)   // measured as drawn: an escape sequence in a name takes cells of its own

@@ -9,7 +9,8 @@ import Testing
         let screens = titles.map(RecordingScreen.init)
         let clock = TestClock()
         let app = ConsoleApp(factory: .init(tabs: { screens }, visitorDetail: { RecordingScreen("Visitor \($0)") },
-                                            gateNames: { ["c1": "Main gate"] }, clock: clock.function))
+                                            gateNames: { ["c1": "Main gate"] }, clock: clock.function,
+                                            timeZone: { TimeZone(identifier: "Europe/Bucharest")! }))
         return (app, screens)
     }
 
@@ -25,6 +26,7 @@ import Testing
         #expect(who.map { canvas.line($0).contains(#"Mallory\x1b[2J\x1b]0;pwned\x07 at Main gate"#) } == true)
         #expect(!canvas.text.contains("\u{1B}") && !canvas.text.contains("\u{7}"))
         #expect(canvas.line(0).contains("2 History"), "the tab bar stays")
+        #expect(Fixtures.row(canvas, containing: "received 2025-06-15 18:06 (Europe/Bucharest)") != nil, "in the site's zone")
         // A second alert waits behind the first.
         _ = app.receive(Fixtures.securityAlert(Fixtures.visitor(4, name: "Trent"), entryId: "b2", checkpointId: "c-unknown"))
         #expect(Fixtures.row(app.render(width: 80, height: 20), containing: "v: open the visitor · Enter or Esc: dismiss (1 more waiting)") != nil)
