@@ -117,6 +117,9 @@ struct PermissionsTests {
         (.adminRetentionRun,         "U A A F F F F F"),
         (.adminVisitorErase,         "U A F F F F F F"),
         (.adminVisitorExport,        "U A A F F F F F"),
+        // the audit log: read like the scan history (PLATFORM_ADMIN too, read only)
+        (.adminAudit,                "U A A F F A F F"),
+        (.adminAuditCSV,             "U A A F F A F F"),
     ]
 
     static func expected(for route: Endpoint) -> [Principal: Access]? {
