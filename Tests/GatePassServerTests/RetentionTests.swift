@@ -219,6 +219,8 @@ import Testing
             let kinds = (export["events"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
             #expect(kinds.contains("visitor.arrived") && kinds.contains("visitor.departed") && kinds.contains("notification.read"))
             #expect((export["notificationMarks"] as? [[String: Any]])?.first?["userId"] as? String == site.owner.id)
+            #expect((export["notificationMarks"] as? [[String: Any]])?.first.map { Set($0.keys) }
+                    == ["eventId", "userId", "readAt", "deletedAt"], "absent values are null, not left out")
             let mail = export["mail"] as? [[String: Any]] ?? []
             #expect(Set(mail.compactMap { $0["kind"] as? String }) == ["invitation", "arrival"])
             #expect(!answer.text.contains("passToken") && !answer.text.contains("payload"), "no mail body, no pass token")

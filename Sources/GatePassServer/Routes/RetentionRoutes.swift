@@ -96,12 +96,20 @@ extension GatePassApplication {
 /// requests"). Mail rows carry no body and no code; events carry their data as the stream
 /// sends it (one line of JSON, as a string).
 struct VisitorExport: Encodable, Sendable {
+    // Absent values are written as null, as in api.md's answers: each part encodes every key.
     struct Event: Encodable, Sendable {
         var id: Int64
         var kind: String
         var title: String?
         var data: String
         var createdAt: Timestamp
+
+        enum CodingKeys: String, CodingKey { case id, kind, title, data, createdAt }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id); try c.encode(kind, forKey: .kind); try c.encode(title, forKey: .title)
+            try c.encode(data, forKey: .data); try c.encode(createdAt, forKey: .createdAt)
+        }
     }
 
     struct Mark: Encodable, Sendable {
@@ -109,6 +117,13 @@ struct VisitorExport: Encodable, Sendable {
         var userId: String
         var readAt: Timestamp?
         var deletedAt: Timestamp?
+
+        enum CodingKeys: String, CodingKey { case eventId, userId, readAt, deletedAt }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(eventId, forKey: .eventId); try c.encode(userId, forKey: .userId)
+            try c.encode(readAt, forKey: .readAt); try c.encode(deletedAt, forKey: .deletedAt)
+        }
     }
 
     struct Audit: Encodable, Sendable {
@@ -120,6 +135,14 @@ struct VisitorExport: Encodable, Sendable {
         var before: String?
         var after: String?
         var erased: Bool
+
+        enum CodingKeys: String, CodingKey { case id, at, actorKind, actorId, action, before, after, erased }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id); try c.encode(at, forKey: .at); try c.encode(actorKind, forKey: .actorKind)
+            try c.encode(actorId, forKey: .actorId); try c.encode(action, forKey: .action)
+            try c.encode(before, forKey: .before); try c.encode(after, forKey: .after); try c.encode(erased, forKey: .erased)
+        }
     }
 
     var exportedAt: Timestamp
