@@ -26,6 +26,20 @@ public struct ScannerTokenSummary: Codable, Sendable, Equatable {
         self.id = id; self.checkpointId = checkpointId; self.createdBy = createdBy; self.createdAt = createdAt
         self.expiresAt = expiresAt; self.lastUsedAt = lastUsedAt; self.kioskName = kioskName
     }
+
+    enum CodingKeys: String, CodingKey { case id, checkpointId, createdBy, createdAt, expiresAt, lastUsedAt, kioskName }
+
+    // Every key is present, a token never used (or a person's) with null: api.md lists them all.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(checkpointId, forKey: .checkpointId)
+        try c.encode(createdBy, forKey: .createdBy)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(expiresAt, forKey: .expiresAt)
+        try c.encode(lastUsedAt, forKey: .lastUsedAt)
+        try c.encode(kioskName, forKey: .kioskName)
+    }
 }
 
 /// `POST /api/admin/kiosks` `{checkpointId, name}`.
@@ -59,6 +73,8 @@ public enum AutoCheckout {
         /// `YYYY-MM-DD`, the site-local day; a run is recorded against it so it happens once a day.
         public var day: String
         public var instant: Date
+
+        public init(day: String, instant: Date) { self.day = day; self.instant = instant }
     }
 
     /// The latest moment at or before `now` when the local clock of `zone` read `clockTime`

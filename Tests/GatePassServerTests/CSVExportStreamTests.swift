@@ -11,14 +11,14 @@ import Testing
     /// as the bytes are taken.
     @Test func theExportIsReadPageByPageAsTheBytesAreTaken() throws {
         try withSite { server, site in
-            try CSVExportEncodingTests.insertScans(CSVExportStream.pageSize * 2 + 10, server: server, site: site)
+            try CSVExportEncodingTests.insertScans(CSVExport.pageSize * 2 + 10, server: server, site: site)
             let request = HTTPRequest(method: "GET", path: "/api/admin/scan-history.csv",
                                       headers: ["authorization": "Bearer \(site.ownerToken)"])
             let answered = Mutex<HTTPResponse?>(nil)
             server.server.application.respond(to: request) { response in answered.withLock { $0 = response } }
             let response = try #require(answered.withLock { $0 })
             #expect(response.status == 200 && response.body.isEmpty)
-            let stream = try #require(response.stream as? CSVExportStream)
+            let stream = try #require(response.stream as? CSVExportStream<(scan: Scan, seq: Int64)>)
             #expect(stream.pagesRead == 1)
             var buffer = [UInt8](repeating: 0, count: 1_000)
             var received: [UInt8] = []
@@ -32,7 +32,7 @@ import Testing
             // The second page was read only after many reads of the first; three pages and an empty check in all.
             #expect(pagesSeen.firstIndex(of: 2).map { $0 > 10 } == true)
             #expect(stream.pagesRead == 3)
-            #expect(try rowsParsedByPython(received).count == 1 + CSVExportStream.pageSize * 2 + 10)
+            #expect(try rowsParsedByPython(received).count == 1 + CSVExport.pageSize * 2 + 10)
         }
     }
 
@@ -42,7 +42,7 @@ import Testing
                   scannedBy: "u", scannedAt: Timestamp(Date(timeIntervalSince1970: 1_000_000 - Double(index))),
                   receivedAt: Timestamp(Date(timeIntervalSince1970: 0)), offline: false), Int64(10_000 - index))
         }
-        func drain(_ stream: CSVExportStream) -> String {
+        func drain<Row>(_ stream: CSVExportStream<Row>) -> String {
             var buffer = [UInt8](repeating: 0, count: 7)
             var out: [UInt8] = []
             while let count = buffer.withUnsafeMutableBytes({ stream.read(into: $0) }) { out += buffer.prefix(count) }
