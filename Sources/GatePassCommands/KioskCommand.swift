@@ -6,7 +6,7 @@ import GatePassScanner
 /// `gatepass kiosk`: the unattended gate (see `KioskRunner`), with its frame source, the
 /// systemd notifications and the signals wired in.
 struct KioskCommand: GatePassCommand {
-    static let server = ServerOptions.server("The server the kiosk is logged in to (checked against the session; default: that one).")
+    static let server = ServerOptions.server("The server the kiosk is logged in to or enrolled on (checked against it; default: that one).")
     static let cooldown = Option<Double>("--cooldown", value: "S", seconds: 0...3600,
                                          help: "A pass counts again only after this many seconds out of view (default 3).")
     static let configuration = CommandConfiguration(
