@@ -6,13 +6,20 @@ import GatePassServer
 enum AdministrationCommands {
     static let organization = Option<String>("--organization", value: "NAME", required: true, help: "The organization's name.")
 
-    /// Runs `body` on the database file, closed after; an administration rule it breaks is a
-    /// failure in one sentence.
-    static func withStore<T>(_ path: String, _ body: (ServerDatabase) throws -> T) throws -> T {
+    /// Runs `body` on the database file, closed after, with its audit log (keyed by the
+    /// server's secret); an administration rule it breaks is a failure in one sentence.
+    static func withStore<T>(_ path: String, secretFile: String?,
+                             _ body: (ServerDatabase, Administration.Audit) throws -> T) throws -> T {
         let store = try openStore(path)
         defer { store.close() }
+        let audit: Administration.Audit
         do {
-            return try body(store)
+            audit = try Administration.Audit(databasePath: path, secretFile: secretFile)
+        } catch {
+            throw CommandFailure("cannot open the server's secret for the audit log: \(error)")
+        }
+        do {
+            return try body(store, audit)
         } catch let failure as Administration.Failure {
             throw CommandFailure(failure.message)
         }
@@ -32,14 +39,16 @@ struct CheckpointAddCommand: GatePassCommand {
     static let name = Option<String>("--name", value: "N", required: true, help: "The checkpoint's name, unique in its organization.")
     static let configuration = CommandConfiguration(
         name: "gatepass checkpoint add", overview: "Add a checkpoint (a gate) to an organization in a Gate Pass database file.",
-        options: [database, AdministrationCommands.organization, name])
+        options: [database, AdministrationCommands.organization, name, ServerOptions.secretFile])
 
     var database: String
     var organization: String
     var name: String
+    var secretFile: String?
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
         database = try arguments.required(Self.database)
+        secretFile = try arguments.value(ServerOptions.secretFile)
         organization = try arguments.required(AdministrationCommands.organization)
         name = try arguments.required(Self.name)
     }
@@ -48,8 +57,8 @@ struct CheckpointAddCommand: GatePassCommand {
         guard FileManager.default.fileExists(atPath: database) else {
             throw CommandFailure("no database at \(database); create it with 'gatepass user add' first")
         }
-        let checkpoint = try AdministrationCommands.withStore(database) { store in
-            try Administration.addCheckpoint(store: store, organization: organization, name: name, now: Date())
+        let checkpoint = try AdministrationCommands.withStore(database, secretFile: secretFile) { store, audit in
+            try Administration.addCheckpoint(store: store, organization: organization, name: name, now: Date(), audit: audit)
         }
         context.terminal.out(visible: "added checkpoint \(checkpoint.name) to \(organization); id \(checkpoint.id)")
         return 0

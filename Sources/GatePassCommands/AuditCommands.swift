@@ -11,8 +11,7 @@ enum AuditCommands {
 
 struct AuditVerifyCommand: GatePassCommand {
     static let database = ServerOptions.database("The SQLite database file.", required: true)
-    static let secretFile = Option<String>("--secret-file", value: "FILE",
-                                           help: "The server's secret, which holds the audit key (default <db>.secret).")
+    static let secretFile = ServerOptions.secretFile
     static let configuration = CommandConfiguration(
         name: "gatepass audit verify",
         overview: "Walk the audit log of a database file from its first entry: every entry's values must hash to what its link covers, every link must follow from the one before (HMAC under the key from the server's secret), and the log must reach the newest entry recorded outside the database (<db>.audit-head). Exits 0 when the log is intact, 1 naming the first entry that was altered, inserted or removed.",

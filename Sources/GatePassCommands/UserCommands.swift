@@ -102,9 +102,9 @@ struct UserAddCommand: GatePassCommand {
     static let configuration = CommandConfiguration(
         name: "gatepass user add",
         overview: "Add a user to your organization through the server (an OWNER adds any role, an ADMIN an ADMIN, APPROVER or HOST). With --db, add them to a database file directly, creating the organization if needed.",
-        usage: "gatepass user add [--db PATH [--organization NAME]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]",
+        usage: "gatepass user add [--db PATH [--organization NAME] [--secret-file FILE]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]",
         options: [database, email, name, role, organization, canScan,
-                  OutputOptions.flag("Print the new user as the API shapes it (without --db).")])
+                  OutputOptions.flag("Print the new user as the API shapes it (without --db)."), ServerOptions.secretFile])
 
     var database: String?
     var email: String
@@ -113,8 +113,10 @@ struct UserAddCommand: GatePassCommand {
     var organization: String?
     var canScan: Bool
     var json: Bool
+    var secretFile: String?
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
+        secretFile = try arguments.value(ServerOptions.secretFile)
         database = try arguments.value(Self.database)
         email = try arguments.required(Self.email)
         name = try arguments.required(Self.name)
@@ -125,6 +127,7 @@ struct UserAddCommand: GatePassCommand {
         if database == nil {
             if organization != nil { throw UsageError("--organization needs --db: through the server, users join your organization") }
             if role == .platformAdmin { throw UsageError("a PLATFORM_ADMIN is added with --db only") }
+            if secretFile != nil { throw UsageError("--secret-file needs --db: the server keeps its own") }
         } else if json {
             throw UsageError("--json is for the server's answer; with --db there is none")
         }
@@ -140,9 +143,9 @@ struct UserAddCommand: GatePassCommand {
             return 0
         }
         let organization = organization ?? "Default"
-        let user = try AdministrationCommands.withStore(database) { store in
+        let user = try AdministrationCommands.withStore(database, secretFile: secretFile) { store, audit in
             try Administration.addUser(store: store, email: email, name: name, role: role,
-                                       organization: organization, canScan: canScan, now: Date())
+                                       organization: organization, canScan: canScan, now: Date(), audit: audit)
         }
         context.terminal.out(visible: "added \(user.email) (\(user.role.rawValue)\(user.principalKind.mayScan ? ", can scan" : "")) to \(organization); id \(user.id)")
         return 0

@@ -51,7 +51,8 @@ public enum AuditAction: String, Codable, Sendable, CaseIterable {
 }
 
 /// One audited change, as `GET /api/admin/audit` lists it. `before`/`after` hold the changed
-/// fields' values (canonical JSON objects), or null when there are none or retention erased them.
+/// fields' values (canonical JSON objects, kept as their text: the chain hashes the text), or
+/// null when there are none or retention erased them. On the wire they are JSON objects.
 public struct AuditEntry: Codable, Sendable, Equatable {
     public var id: String
     public var at: Date
@@ -67,5 +68,49 @@ public struct AuditEntry: Codable, Sendable, Equatable {
                 entityId: String?, before: String?, after: String?) {
         self.id = id; self.at = at; self.actorKind = actorKind; self.actorId = actorId; self.action = action
         self.entity = entity; self.entityId = entityId; self.before = before; self.after = after
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, at, actorKind, actorId, action, entity, entityId, before, after
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        at = try container.decode(Timestamp.self, forKey: .at).date
+        actorKind = try container.decode(AuditActorKind.self, forKey: .actorKind)
+        actorId = try container.decodeIfPresent(String.self, forKey: .actorId)
+        action = try container.decode(String.self, forKey: .action)
+        entity = try container.decode(String.self, forKey: .entity)
+        entityId = try container.decodeIfPresent(String.self, forKey: .entityId)
+        before = try Self.values(container, .before)
+        after = try Self.values(container, .after)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(Timestamp(at), forKey: .at)
+        try container.encode(actorKind, forKey: .actorKind)
+        try container.encode(actorId, forKey: .actorId)
+        try container.encode(action, forKey: .action)
+        try container.encode(entity, forKey: .entity)
+        try container.encode(entityId, forKey: .entityId)
+        for (text, key) in [(before, CodingKeys.before), (after, .after)] {
+            // Stored text that is not JSON is a fault of the store, never passed on as a string.
+            guard let text else { try container.encodeNil(forKey: key); continue }
+            guard let value = JSONValue(text: text), case .object = value else {
+                throw EncodingError.invalidValue(text, .init(codingPath: [key], debugDescription: "audit values are not a JSON object"))
+            }
+            try container.encode(value, forKey: key)
+        }
+    }
+
+    private static func values(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> String? {
+        guard let value = try container.decodeIfPresent(JSONValue.self, forKey: key), value != .null else { return nil }
+        guard case .object = value else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be a JSON object or null")
+        }
+        return value.canonicalText
     }
 }

@@ -32,6 +32,17 @@ public enum CSV {
     private static let needsQuotes: Set<Unicode.Scalar> = [",", "\"", "\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"]
 }
 
+/// The columns of `GET /api/admin/audit.csv`, newest entry first: the JSON list's fields, with
+/// `before`/`after` as their JSON text (empty when null).
+public enum AuditLogCSV {
+    public static let header = CSV.row(["id", "at", "actorKind", "actorId", "action", "entity", "entityId", "before", "after"])
+
+    public static func row(_ entry: AuditEntry) -> String {
+        CSV.row([entry.id, Timestamp(entry.at).description, entry.actorKind.rawValue, entry.actorId ?? "", entry.action,
+                 entry.entity, entry.entityId ?? "", entry.before ?? "", entry.after ?? ""])
+    }
+}
+
 /// The columns of `GET /api/admin/scan-history.csv`, newest scan first.
 public enum ScanHistoryCSV {
     public static let header = CSV.row(["id", "shortId", "raw", "result", "visitorId", "checkpointId", "scannedBy",

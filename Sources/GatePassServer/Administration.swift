@@ -9,9 +9,31 @@ public enum Administration {
         public var description: String { message }
     }
 
-    /// Adds a user, creating its organization (with the default checkpoint) if needed.
+    /// The audit log of a database file, for changes made on the file directly: they are
+    /// recorded by `system`, chained under the key of the server's secret like the server's own.
+    public struct Audit: Sendable {
+        let log: AuditLog
+
+        /// - Parameter secretFile: the server's secret (default `<database>.secret`, made if missing,
+        ///   as `gatepass serve` would).
+        public init(databasePath: String, secretFile: String? = nil) throws {
+            let secret = try ServerSecret.loadOrCreate(path: secretFile ?? databasePath + ".secret")
+            log = AuditLog(chain: AuditChain(key: secret.key(for: "audit-chain")),
+                           headPath: AuditHead.path(forDatabase: databasePath))
+        }
+
+        func record(_ action: AuditAction, id: String, _ values: AuditValues, organizationId: String, at time: Date,
+                    _ tx: any Transaction) throws {
+            let entry = AuditEntry(id: newIdentifier(), at: time, actorKind: .system, actorId: nil, action: action.rawValue,
+                                   entity: action.entity, entityId: id, before: values.before, after: values.after)
+            try log.append(entry, organizationId: organizationId, tx)
+        }
+    }
+
+    /// Adds a user, creating its organization (with the default checkpoint) if needed;
+    /// recorded in `audit` when given (tests that seed a store leave it out).
     public static func addUser(store: ServerDatabase, email rawEmail: String, name rawName: String, role: Role,
-                               organization: String, canScan: Bool, now: Date) throws -> Profile {
+                               organization: String, canScan: Bool, now: Date, audit: Audit? = nil) throws -> Profile {
         let email: String
         let name: String
         let organizationName: String
@@ -22,32 +44,42 @@ public enum Administration {
         } catch {
             throw Failure(message: error.message)
         }
-        return try store.write { tx in
+        let user = try store.write { tx in
             if try tx.directory.user(email: email) != nil {
                 throw Failure(message: "a user with email \(email) already exists")
             }
             let organizationId = try tx.directory.organizationId(named: organizationName)
                 ?? tx.directory.createOrganization(name: organizationName, now: now)
-            return try tx.directory.createUser(organizationId: organizationId, email: email, name: name, role: role,
-                                               canScan: canScan, now: now)
+            let user = try tx.directory.createUser(organizationId: organizationId, email: email, name: name, role: role,
+                                                   canScan: canScan, now: now)
+            try audit?.record(.userCreate, id: user.id, .created(user), organizationId: organizationId, at: now, tx)
+            return user
         }
+        try audit?.log.committed(store)
+        return user
     }
 
-    public static func addCheckpoint(store: ServerDatabase, organization: String, name rawName: String, now: Date) throws -> Checkpoint {
+    public static func addCheckpoint(store: ServerDatabase, organization: String, name rawName: String, now: Date,
+                                     audit: Audit? = nil) throws -> Checkpoint {
         let name: String
         do {
             name = try Field.requiredText(rawName, "name", maxLength: 100)
         } catch {
             throw Failure(message: error.message)
         }
-        return try store.write { tx in
+        let checkpoint = try store.write { tx in
             guard let organizationId = try tx.directory.organizationId(named: organization) else {
                 throw Failure(message: "no organization named \(organization); add a user to create it")
             }
             if try tx.checkpoints.exists(named: name, organizationId: organizationId) {
                 throw Failure(message: "\(organization) already has a checkpoint named \(name)")
             }
-            return try tx.checkpoints.create(organizationId: organizationId, name: name, now: now)
+            let checkpoint = try tx.checkpoints.create(organizationId: organizationId, name: name, now: now)
+            try audit?.record(.checkpointCreate, id: checkpoint.id, .created(checkpoint), organizationId: organizationId,
+                              at: now, tx)
+            return checkpoint
         }
+        try audit?.log.committed(store)
+        return checkpoint
     }
 }

@@ -18,6 +18,8 @@ public enum DemoData {
         Login(email: "approver@demo.gatepass", role: .approver, canScan: true),
         Login(email: "desk@demo.gatepass", role: .approver, canScan: false),
         Login(email: "platform@demo.gatepass", role: .platformAdmin, canScan: false),
+        // An employee who registers their own visitors (Ana Pop and Mihai Ionescu are theirs).
+        Login(email: "host@demo.gatepass", role: .host, canScan: false),
     ]
 
     /// The key under which `seed` returns the EXPECTED pass that needs an approver.
@@ -33,7 +35,7 @@ public enum DemoData {
             let organizationId = try tx.directory.createOrganization(name: organization, now: now)
             var users: [Role: Profile] = [:]
             let names = ["owner": "Olivia Owner", "admin": "Adrian Admin", "approver": "Ana Approver",
-                         "desk": "Dan Desk", "platform": "Paula Platform"]
+                         "desk": "Dan Desk", "platform": "Paula Platform", "host": "Hana Host"]
             for login in logins {
                 let local = String(login.email.prefix(while: { $0 != "@" }))
                 let user = try tx.directory.createUser(organizationId: organizationId, email: login.email,
@@ -69,7 +71,8 @@ public enum DemoData {
                     id: newIdentifier(), shortId: ShortID.random(using: &generator), name: seed.name,
                     email: seed.name.lowercased().replacingOccurrences(of: " ", with: ".") + "@example.com",
                     phone: "+40 700 000 \(String(format: "%03d", index))", company: seed.company, purpose: "Meeting",
-                    hostName: "Olivia Owner", hostEmail: "owner@demo.gatepass", approverId: seed.approver,
+                    hostName: index < 2 ? "Hana Host" : "Olivia Owner",
+                    hostEmail: index < 2 ? "host@demo.gatepass" : "owner@demo.gatepass", approverId: seed.approver,
                     requiresApproval: seed.requiresApproval,
                     walkIn: seed.walkIn, status: seed.status, validity: today, createdAt: at.addingTimeInterval(-600))
                 switch seed.status {

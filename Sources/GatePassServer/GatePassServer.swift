@@ -126,6 +126,8 @@ public final class GatePassServer: @unchecked Sendable {
         http.waitForRequestsInFlight(grace: grace)
         application.abandonWaits()
         http.stop(grace: .zero)
+        // The head follows the last committed entry before the database closes.
+        application.auditLog.waitForHead()
         store.close()
     }
 }

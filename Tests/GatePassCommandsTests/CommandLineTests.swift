@@ -138,7 +138,7 @@ func temporaryPath(_ name: String) -> String {
         for word in ["list", "add", "update", "disable"] { #expect(terminal.stdout.contains("  \(word) "), "\(word)") }
         let add = RecordingTerminal()
         #expect(GatePassCLI.main(["gatepass", "user", "add", "--help"], terminal: add) == 0)
-        #expect(add.stdout.contains("USAGE: gatepass user add [--db PATH [--organization NAME]]"))
+        #expect(add.stdout.contains("USAGE: gatepass user add [--db PATH [--organization NAME] [--secret-file FILE]]"))
     }
 }
 
@@ -172,7 +172,9 @@ func temporaryPath(_ name: String) -> String {
 @Suite struct BootstrapCommandTests {
     @Test func userAndCheckpointAdd() throws {
         let database = temporaryPath("boot.db")
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        defer {
+            for suffix in ["", "-wal", "-shm", ".secret", ".audit-head"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        }
         let added = run("user", "add", "--db", database, "--email", "Owner@Site.Test", "--name", "Olive Owner",
                         "--role", "owner", "--organization", "Site")
         #expect(added.status == 0)
@@ -210,6 +212,69 @@ func temporaryPath(_ name: String) -> String {
             try db.query("SELECT c.name FROM checkpoints c JOIN organizations o ON o.id = c.organization_id WHERE o.name = 'Site' ORDER BY c.name") { try $0.string(0) }
         }
         #expect(names == ["Loading dock", "Main gate"])
+
+        // What was added on the file is in its audit log, by `system`, and the chain holds;
+        // refused additions left nothing.
+        let entries = try store.readConnection { db in
+            try db.query("SELECT action, actor_kind FROM audit_log ORDER BY seq") { "\(try $0.string(0)) \(try $0.string(1))" }
+        }
+        #expect(entries == ["user.create system", "user.create system", "checkpoint.create system"])
+        let verified = run("audit", "verify", "--db", database)
+        #expect(verified.status == 0, "\(verified.terminal.stdout)\(verified.terminal.stderr)")
+        // The secret the chain is keyed with was made private beside the database.
+        let secret = try FileManager.default.attributesOfItem(atPath: database + ".secret")
+        #expect((secret[.posixPermissions] as? Int) == 0o600)
+    }
+
+    /// `gatepass audit verify` on a file someone edited: exit 1 naming the entry, for a changed
+    /// value, a deleted entry, an inserted one and the newest ones removed; exit 0 again once
+    /// the file is as it was.
+    @Test func auditVerifyNamesTheFirstTamperedEntry() throws {
+        let database = temporaryPath("tamper.db")
+        defer {
+            for suffix in ["", "-wal", "-shm", ".secret", ".audit-head"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        }
+        for (index, role) in ["OWNER", "ADMIN", "APPROVER", "HOST"].enumerated() {
+            #expect(run("user", "add", "--db", database, "--email", "u\(index)@site.test", "--name", "U \(index)",
+                        "--role", role, "--organization", "Site").status == 0)
+        }
+        func verify() -> (status: Int32, text: String) {
+            let result = run("audit", "verify", "--db", database)
+            return (result.status, result.terminal.stdout + result.terminal.stderr)
+        }
+        #expect(verify().status == 0)
+        func sql(_ statement: String) throws {
+            let store = try ServerDatabase(path: database)
+            defer { store.close() }
+            _ = try store.writeConnection { db in try db.execute(statement) }
+        }
+        try sql("UPDATE audit_log SET after = replace(after, 'U 1', 'U X') WHERE seq = 2")
+        var result = verify()
+        #expect(result.status == 1 && result.text.contains("entry 2") && result.text.contains("after"), "\(result.text)")
+        try sql("UPDATE audit_log SET after = replace(after, 'U X', 'U 1') WHERE seq = 2")
+        #expect(verify().status == 0)
+
+        try sql("CREATE TABLE saved AS SELECT * FROM audit_log WHERE seq = 3")
+        try sql("DELETE FROM audit_log WHERE seq = 3")
+        result = verify()
+        #expect(result.status == 1 && result.text.contains("entry 4") && result.text.contains("does not follow"), "\(result.text)")
+        try sql("INSERT INTO audit_log SELECT * FROM saved")
+        #expect(verify().status == 0)
+
+        // A copy of entry 2 slipped in after it, with a fresh id and seq: its link cannot follow.
+        try sql("""
+            INSERT INTO audit_log (seq, id, organization_id, at, actor_kind, actor_id, action, entity, entity_id, before, after,
+                erased, field_hashes, link)
+            SELECT 100, 'inserted', organization_id, at, actor_kind, actor_id, action, entity, entity_id, before, after, erased,
+                field_hashes, link FROM audit_log WHERE seq = 2
+            """)
+        result = verify()
+        #expect(result.status == 1 && result.text.contains("entry 100"), "\(result.text)")
+        try sql("DELETE FROM audit_log WHERE seq = 100")
+
+        try sql("DELETE FROM audit_log WHERE seq = 4")
+        result = verify()
+        #expect(result.status == 1 && result.text.contains("newest entries were removed"), "\(result.text)")
     }
 
     @Test func checkpointAddNeedsAnExistingDatabase() {

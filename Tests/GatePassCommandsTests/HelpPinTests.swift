@@ -77,7 +77,7 @@ import Testing
         (["user", "add"], #"""
             OVERVIEW: Add a user to your organization through the server (an OWNER adds any role, an ADMIN an ADMIN, APPROVER or HOST). With --db, add them to a database file directly, creating the organization if needed.
 
-            USAGE: gatepass user add [--db PATH [--organization NAME]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]
+            USAGE: gatepass user add [--db PATH [--organization NAME] [--secret-file FILE]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]
 
             OPTIONS:
               --db PATH            Add to this SQLite database file instead (created if missing): for the first OWNER, before anyone can log in.
@@ -87,6 +87,7 @@ import Testing
               --organization NAME  With --db: the organization (default: "Default"), created with a "Main gate" checkpoint if new. Without, yours.
               --can-scan           Let an APPROVER obtain scanner tokens (owners and admins always can).
               --json               Print the new user as the API shapes it (without --db).
+              --secret-file FILE   The server's secret, which holds the audit key (default <db>.secret).
               -h, --help           Show help information.
 
             """#),
@@ -118,12 +119,13 @@ import Testing
         (["checkpoint", "add"], #"""
             OVERVIEW: Add a checkpoint (a gate) to an organization in a Gate Pass database file.
 
-            USAGE: gatepass checkpoint add --db PATH --organization NAME --name N
+            USAGE: gatepass checkpoint add --db PATH --organization NAME --name N [--secret-file FILE]
 
             OPTIONS:
               --db PATH            The SQLite database file.
               --organization NAME  The organization's name.
               --name N             The checkpoint's name, unique in its organization.
+              --secret-file FILE   The server's secret, which holds the audit key (default <db>.secret).
               -h, --help           Show help information.
 
             """#),

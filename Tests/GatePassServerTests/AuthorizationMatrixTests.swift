@@ -107,6 +107,9 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         // The code is the credential: any valid token is not looked at; a garbage one is 401 as everywhere.
         .scannerEnrol:                  [201,  201,  201,  201,  201,  201,  201,  401,  201,  201,  201,  201],
 
+        .adminAudit:                    [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403,  403],
+        .adminAuditCSV:                 [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403,  403],
+
         .healthz:                       [200,  200,  200,  200,  200,  200,  200,  401,  200,  200,  200,  200],
         // /metrics has its own credential (metricsToken, not configured here): user tokens are not looked at.
         .metrics:                       [200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200,  200],
@@ -270,6 +273,8 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         case .adminPushTest: return ("POST", "/api/admin/push-test", ["waitSeconds": 0])
         case .adminPushDeliveries: return ("GET", "/api/admin/push-deliveries?token=device-\(cell)", nil)
         case .blocklistList: return ("GET", "/api/blocklist", nil)
+        case .adminAudit: return ("GET", "/api/admin/audit", nil)
+        case .adminAuditCSV: return ("GET", "/api/admin/audit.csv", nil)
         case .blocklistAdd: return ("POST", "/api/blocklist", ["name": "Blocked Person \(cell)", "reason": "matrix"])
         case .blocklistRemove:
             let entry = try server.block(world.setupToken, ["email": "blocked\(cell)@visitors.test"])

@@ -42,7 +42,7 @@ import Testing
                   scannedBy: "u", scannedAt: Timestamp(Date(timeIntervalSince1970: 1_000_000 - Double(index))),
                   receivedAt: Timestamp(Date(timeIntervalSince1970: 0)), offline: false), Int64(10_000 - index))
         }
-        func drain<Row>(_ stream: CSVExportStream<Row>) -> String {
+        func drain(_ stream: CSVExportStream<(scan: Scan, seq: Int64)>) -> String {
             var buffer = [UInt8](repeating: 0, count: 7)
             var out: [UInt8] = []
             while let count = buffer.withUnsafeMutableBytes({ stream.read(into: $0) }) { out += buffer.prefix(count) }

@@ -11,5 +11,10 @@ enum ServerOptions {
         Option("--db", value: "PATH", required: required, help: meaning)
     }
 
+    /// The server's secret file, where the audit key comes from (one declaration for every
+    /// command that writes or checks the audit log of a database file).
+    static let secretFile = Option<String>("--secret-file", value: "FILE",
+                                           help: "The server's secret, which holds the audit key (default <db>.secret).")
+
     static let stateNote = "State lives in $GATEPASS_STATE_DIR (default $XDG_STATE_HOME/gatepass or ~/.local/state/gatepass)."
 }

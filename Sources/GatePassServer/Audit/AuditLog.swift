@@ -4,14 +4,17 @@ import GatePassCore
 /// Appends audit entries in the transaction of the change they record, chained to the one
 /// before, and keeps the head file (outside the database) at the newest committed entry.
 ///
-/// Not yet called by the handlers: hooking every change (api.md's action list) into its
-/// transaction, and calling `committed(_:)` after each such commit (as mail is woken through
-/// the request's `CommitEffects`), is the next step of issue 12.
+/// The handlers append through `GatePassApplication.audit`; the request's `CommitEffects`
+/// moves the head after the commit.
 final class AuditLog: Sendable {
     let chain: AuditChain
     let headPath: String
     /// The head last written, so a slower thread never moves it back.
     private let writtenHead = Locked<Int64>(0)
+    /// Head writes (an fsync each) run here, off the writer's thread, so a commit never waits
+    /// for one; requests while one is waiting fold into it (it reads the newest entry when it runs).
+    private let headQueue = DispatchQueue(label: "gatepass.audit-head")
+    private let headWritePending = Locked<Bool>(false)
 
     init(chain: AuditChain, headPath: String) {
         self.chain = chain
@@ -33,6 +36,22 @@ final class AuditLog: Sendable {
         }
         return written
     }
+
+    /// Moves the head soon, on its own queue; `failed` hears a head that could not be written.
+    func scheduleHead(_ store: ServerDatabase, failed: @escaping @Sendable (any Error) -> Void) {
+        let alreadyPending = headWritePending.withLock { (pending: inout Bool) -> Bool in
+            defer { pending = true }
+            return pending
+        }
+        guard !alreadyPending else { return }
+        headQueue.async { [self] in
+            headWritePending.withLock { $0 = false }
+            do { try committed(store) } catch { failed(error) }
+        }
+    }
+
+    /// Returns once every head write scheduled so far is done (at stop, and for tests).
+    func waitForHead() { headQueue.sync {} }
 
     /// After a commit that appended: the newest *committed* entry becomes the head outside the
     /// database. It is read after the commit, so the head never names an entry a rollback

@@ -112,14 +112,10 @@ extension GatePassApplication {
         moveAuditHead()
     }
 
-    /// After a commit that appended entries: the head file follows the newest committed entry.
-    /// A failure is logged, not answered: the change is committed, and `audit verify` reports
-    /// the head lagging behind until the next entry moves it.
+    /// After a commit that appended entries: the head file follows the newest committed entry,
+    /// soon after, off the writer's thread. A failure is logged, not answered: the change is
+    /// committed, and the head lags (which `audit verify` allows) until the next entry moves it.
     func moveAuditHead() {
-        do {
-            try auditLog.committed(store)
-        } catch {
-            logSink.log("the audit head could not be written: \(error)")
-        }
+        auditLog.scheduleHead(store) { [logSink] error in logSink.log("the audit head could not be written: \(error)") }
     }
 }

@@ -20,21 +20,28 @@ extension GatePassApplication {
     /// The most rows one export holds; narrow with from/to for more.
     static let csvRowLimit = 100_000
 
-    /// The export streams: the first page is read here (a bad filter or a failing database
-    /// is still an error answer), the rest as the client takes the bytes.
     func scanHistoryCSV(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let filter = try scanFilter(call)
+        return try csvExport(.scanHistory, named: "scan-history.csv", recordedAs: .scanHistoryExport, call, tx) { tx, cursor, limit in
+            try tx.scans.page(filter, after: cursor, limit: limit)
+        }
+    }
+
+    /// A CSV export streams: the first page is read here (a bad filter or a failing database
+    /// is still an error answer), the rest as the client takes the bytes, each page in a read
+    /// of its own. Personal data in bulk: the reading is recorded (`action`, with the query)
+    /// before any row goes out.
+    func csvExport<Row: Sendable>(_ table: CSVTable<Row>, named filename: String, recordedAs action: AuditAction,
+                                  _ call: Call, _ tx: any Transaction,
+                                  page: @escaping @Sendable (any Transaction, ListCursor?, Int) throws -> [Row]) throws -> HTTPResponse {
         let pageSize = min(CSVExport.pageSize, Self.csvRowLimit)
-        let first = try tx.scans.page(filter, after: nil, limit: pageSize)
-        let stream = CSVExportStream(.scanHistory, firstPage: first, rowLimit: Self.csvRowLimit, pageSize: pageSize,
-                                     readPage: { [store] cursor, limit in
-                                         try store.read { tx in try tx.scans.page(filter, after: cursor, limit: limit) }
-                                     },
-                                     onError: { [logSink] error in
-                                         logSink.log("the CSV export ended early: \(error)")
-                                     })
+        let first = try page(tx, nil, pageSize)
+        try auditBulkRead(action, id: nil, .facts(call.request.query), call)
+        let stream = CSVExportStream(table, firstPage: first, rowLimit: Self.csvRowLimit, pageSize: pageSize,
+                                     readPage: { [store] cursor, limit in try store.read { tx in try page(tx, cursor, limit) } },
+                                     onError: { [logSink] error in logSink.log("the CSV export \(filename) ended early: \(error)") })
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/csv; charset=utf-8"),
-                                                   ("Content-Disposition", "attachment; filename=\"scan-history.csv\"")],
+                                                   ("Content-Disposition", "attachment; filename=\"\(filename)\"")],
                             stream: stream)
     }
 

@@ -3,12 +3,33 @@ import GatePassCore
 
 /// The audit log. Entries are only appended (no route changes or deletes one); retention only
 /// erases values (`eraseValues`), keeping their hashes.
+/// What `GET /api/admin/audit` narrows the log by; nil = no condition.
+struct AuditFilter: Sendable {
+    var organizationId: String?
+    var from: Date?
+    var to: Date?
+    /// The actor: a user's or a kiosk's id, or a whole kind (`system` has no id).
+    var actorId: String?
+    var actorKind: AuditActorKind?
+    var action: AuditAction?
+    var entityId: String?
+}
+
+extension ListCursor {
+    /// Where the audit page after `entry` starts.
+    static func after(_ entry: StoredAuditEntry) -> ListCursor {
+        ListCursor(time: entry.entry.at.milliseconds, seq: entry.seq)
+    }
+}
+
 protocol AuditRepository {
     func append(_ entry: StoredAuditEntry) throws
     /// The newest entry (the chain's current end), if any.
     func latest() throws -> StoredAuditEntry?
     /// Entries after `seq`, oldest first, for verification.
     func entries(after seq: Int64, limit: Int) throws -> [StoredAuditEntry]
+    /// One page of the log, newest first (`GET /api/admin/audit`).
+    func page(_ filter: AuditFilter, after cursor: ListCursor?, limit: Int) throws -> [StoredAuditEntry]
     /// Erases `before`/`after` of one entry (retention), keeping the hashes the chain covers.
     func eraseValues(seq: Int64) throws
 }

@@ -44,6 +44,20 @@ struct SQLiteAuditRepository: AuditRepository {
         try db.query("SELECT \(Self.columns) FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?", [seq, limit], Self.entry)
     }
 
+    func page(_ filter: AuditFilter, after cursor: ListCursor?, limit: Int) throws -> [StoredAuditEntry] {
+        var sql = "SELECT \(Self.columns) FROM audit_log WHERE 1 = 1"
+        var arguments: [any SQLBindable] = []
+        if let organization = filter.organizationId { sql += " AND organization_id = ?"; arguments.append(organization) }
+        if let from = filter.from { sql += " AND at >= ?"; arguments.append(from.milliseconds) }
+        if let to = filter.to { sql += " AND at <= ?"; arguments.append(to.milliseconds) }
+        if let actor = filter.actorId { sql += " AND actor_id = ?"; arguments.append(actor) }
+        if let kind = filter.actorKind { sql += " AND actor_kind = ?"; arguments.append(kind.rawValue) }
+        if let action = filter.action { sql += " AND action = ?"; arguments.append(action.rawValue) }
+        if let entity = filter.entityId { sql += " AND entity_id = ?"; arguments.append(entity) }
+        KeysetOrder(time: "at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments, Self.entry)
+    }
+
     func eraseValues(seq: Int64) throws {
         try db.execute("UPDATE audit_log SET before = NULL, after = NULL, erased = 1 WHERE seq = ?", [seq])
     }
