@@ -125,6 +125,30 @@ import Testing
         #expect(try core.scannerRevocation() == nil)
     }
 
+    /// The state file that will hold the kiosk's credential is private from its first byte
+    /// (created O_EXCL with mode 0600, never chmodded later), even when the enrolment then fails.
+    @Test func theEnrolmentsStateFileIsCreatedPrivate() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), ".ci/install-packages installs strace")
+        let directory = temporaryPath("enrol-modes")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = directory + "/state"
+        let tracePath = directory + "/trace.txt"
+        let process = try StateFileModeTests.tracedProcess(["kiosk", "enrol", "AAAA-BBBB-CCCC", "--server", "http://127.0.0.1:9"],
+                                                           trace: tracePath,
+                                                           environment: ["GATEPASS_STATE_DIR": state, "GATEPASS_CONNECT_TIMEOUT": "1"])
+        process.standardOutput = Pipe()
+        process.standardError = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "nothing listens on port 9")
+        let trace = StateFileModeTests.Trace(lines: try String(contentsOfFile: tracePath, encoding: .utf8)
+            .split(separator: "\n").map(String.init))
+        let created = try #require(trace.creation(of: state + "/state.db"), "no creating open of state.db")
+        #expect(created.contains("O_EXCL") && created.contains(", 0600)"), "\(created)")
+        #expect(StateFileModeTests.mode(state + "/state.db") == 0o600)
+    }
+
     @Test func enrolArgumentsAreChecked() {
         #expect(GatePassCLI.main(["gatepass", "kiosk", "enrol"], terminal: RecordingTerminal()) == 2)
         #expect(GatePassCLI.main(["gatepass", "kiosk", "enrol", "ABCD"], terminal: RecordingTerminal()) == 2)
