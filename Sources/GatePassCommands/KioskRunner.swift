@@ -47,8 +47,10 @@ public final class KioskRunner: @unchecked Sendable {
     private var signedOut: String?
 
     private let checkIns = DispatchQueue(label: "gatepass.kiosk.checkins")
+    // Guarded by `lock`: a gate signed out and enrolled again replaces them on the check-in queue.
     private var outbox: OutboxService?
     private var events: EventStreamConsumer?
+    private var network: (outbox: OutboxService?, events: EventStreamConsumer?) { lock.withLock { (outbox, events) } }
 
     public init(core: ClientCore, terminal: any Terminal, clock: any WallClock, options: Options, notifier: SystemdNotifier,
          readCodes: @escaping (FrameView) throws -> [String]) {
@@ -91,7 +93,7 @@ public final class KioskRunner: @unchecked Sendable {
                 self?.record(decision)
             }
         }
-        self.outbox = outbox
+        lock.withLock { self.outbox = outbox }
         outbox.start()
         let events = try core.eventConsumer(credential: .scanner, onStatus: { [weak self] status in
             guard let self else { return }
@@ -106,7 +108,7 @@ public final class KioskRunner: @unchecked Sendable {
             case .connecting, .stopped(nil): break
             }
         }, onEvent: { [weak self] event in self?.handle(event) })
-        self.events = events
+        lock.withLock { self.events = events }
         events.start()
     }
 
@@ -149,6 +151,7 @@ public final class KioskRunner: @unchecked Sendable {
 
     public func stop() {
         lock.withLock { stopping = true }
+        let (outbox, events) = network
         events?.stop()
         outbox?.stop()
         checkIns.sync {}
@@ -190,7 +193,7 @@ public final class KioskRunner: @unchecked Sendable {
                 return GateDecision.from(answer, code: code)
             case .queued:
                 lock.withLock { online = false }
-                outbox?.poke()
+                network.outbox?.poke()
                 return .queued(code: code)
             case .refused(let status, _, _):
                 return .refused(ScanResult(refusalStatus: status), code: code)
@@ -218,6 +221,7 @@ public final class KioskRunner: @unchecked Sendable {
             return true
         }
         guard first else { return }
+        let (outbox, events) = network
         events?.stop()
         outbox?.stop()
         log("this kiosk was signed out by an admin (\(reason)); it checks nobody in until it is enrolled again: gatepass kiosk enrol CODE --server URL")
