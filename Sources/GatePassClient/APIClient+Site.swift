@@ -87,6 +87,19 @@ extension APIClient {
         _ = try send(.blocklistRemove, id, token: token)
     }
 
+    // MARK: - Audit log
+
+    /// `GET /api/admin/audit` (OWNER/ADMIN): one page of the audit log, newest first; every
+    /// filter left nil matches everything (api.md "Audit log").
+    public func auditLog(token: String, from: Date? = nil, to: Date? = nil, actor: String? = nil, action: String? = nil,
+                         entityId: String? = nil, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<AuditEntry> {
+        try request(Page<AuditEntry>.self, .adminAudit, query: [
+            ("from", from.map { Timestamp($0).description }), ("to", to.map { Timestamp($0).description }),
+            ("actor", actor), ("action", action), ("entityId", entityId),
+            ("limit", limit.map(String.init)), ("cursor", cursor),
+        ], token: token)
+    }
+
     // MARK: - Events
 
     public func eventTicket(token: String) throws(ClientError) -> EventTicket {

@@ -12,7 +12,7 @@ struct ConsoleCommand: GatePassCommand {
     static let server = ServerOptions.server("The server to log in to (default: the last one used, else $GATEPASS_SERVER).")
     static let configuration = CommandConfiguration(
         name: "gatepass console",
-        overview: "The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), Visitors (today's and upcoming, register, cancel, check out, invitation, the pass on screen; owners and admins), On site (the evacuation roll, live, export; owners and admins), History (scan log with filters, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout). Needs a terminal; scripts use the other commands. The Scan tab reads passes from the frame source given, if any.",
+        overview: "The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), Visitors (today's and upcoming, register, cancel, check out, invitation, the pass on screen; owners and admins, and hosts for their own visitors), On site (the evacuation roll, live, export; owners and admins), History (scan log with filters and per-gate counts, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout), Blocklist (add with expiry, remove, recent matches), Users (add, change, disable) and Audit (filters, open the visitor) for owners and admins; a security alert pops up over any tab with a bell. Needs a terminal; scripts use the other commands. The Scan tab reads passes from the frame source given, if any.",
         usage: "gatepass console [--server URL] [--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m]",
         options: [server] + FrameSourceOptions.all)
 
@@ -80,6 +80,8 @@ final class ConsoleSession: @unchecked Sendable {
     private var app: ConsoleApp!
     private var approvals: ApprovalsScreen?
     private var scan: ScanScreen?
+    /// The site's zone for a security alert's time, read once per login (not on every frame).
+    private var siteZone: TimeZone = .current
 
     // Filled by background threads, emptied by the UI loop.
     private let inbox = Locked<[ServerEvent]>([])
@@ -103,11 +105,16 @@ final class ConsoleSession: @unchecked Sendable {
         self.scanSource = scanSource
         self.homeDirectory = homeDirectory
         services.knownOffline = { [online] in !online.withLock { $0 } }
-        app = ConsoleApp(factory: .init(tabs: { [unowned self] in tabs() }, visitorDetail: { [unowned self] id in detail(id) }))
+        app = ConsoleApp(factory: .init(tabs: { [unowned self] in tabs() }, visitorDetail: { [unowned self] id in detail(id) },
+                                        gateNames: { [services] in services.gateNames() }, clock: { [clock] in clock.now() },
+                                        timeZone: { [unowned self] in siteZone }))
     }
 
     /// The tabs for who is logged in: Approvals for those who decide, Scan for those who may
-    /// scan, Visitors, On site and History for owners and admins, More for everyone. (A platform admin reads other
+    /// scan, Visitors for owners, admins and hosts (a host's list is the server's: its own
+    /// visitors), On site and History for owners and admins, More for everyone, then the
+    /// governance tabs (Blocklist, Users, Audit) for owners and admins. The first six keep the
+    /// numbers they had before the governance tabs came. (A platform admin reads other
     /// organizations' history with `gatepass history`; the console has no organization picker.)
     private func tabs() -> [any ConsoleScreen] {
         stopBackground()
@@ -117,10 +124,14 @@ final class ConsoleSession: @unchecked Sendable {
             return [LoginScreen(services: services, demo: demo)]
         }
         let now: () -> Date = { [clock] in clock.now() }
+        let principal = PrincipalKind.user(user.role, canScanCheckpoint: user.mayScan)
+        func may(_ action: Action) -> Bool { Permissions.may(principal, action) == .allowed }
         var tabs: [any ConsoleScreen] = []
-        // Those who decide: not a platform admin, and not a HOST (its visitors' decisions are
-        // the site's; the console's Visitors tab for a HOST is still to come).
-        if user.role != .platformAdmin && user.role != .host {
+        if user.role.managesOrganization {
+            siteZone = (try? services.site()).flatMap { TimeZone(identifier: $0.value.timeZone) } ?? .current
+        }
+        // Those who decide: an approver by its queue, an owner or admin by the visitors' routes.
+        if may(.listApprovalQueue) || may(.decideVisitor) {
             let list = ApprovalsScreen(services: services, clock: now)
             approvals = list
             tabs.append(list)
@@ -130,12 +141,19 @@ final class ConsoleSession: @unchecked Sendable {
             scan = screen
             tabs.append(screen)
         }
+        if may(.registerVisitor) {
+            // Choosing an approver reads the users, which only owners and admins may.
+            tabs.append(VisitorsScreen(services: services, clock: now, choosesApprover: may(.listUsers)))
+        }
         if user.role.managesOrganization {
-            tabs.append(VisitorsScreen(services: services, clock: now))
             tabs.append(OnSiteScreen(services: services, clock: now))
             tabs.append(HistoryScreen(services: services, clock: now, timeZone: .current, homeDirectory: homeDirectory))
         }
         tabs.append(MoreScreen(services: services, clock: now))
+        if may(.listBlocklist) { tabs.append(BlocklistScreen(services: services, clock: now)) }
+        if may(.updateUser) { tabs.append(UsersScreen(services: services, me: user, clock: now)) }
+        // A platform admin reads audit logs per organization, which the console does not pick.
+        if user.role.managesOrganization && may(.readAuditLog) { tabs.append(AuditScreen(services: services, clock: now)) }
         startBackground(scanning: user.mayScan)
         return tabs
     }
@@ -147,18 +165,23 @@ final class ConsoleSession: @unchecked Sendable {
             self?.approvals?.noteDecision(visitorId: visitorId, outcome: outcome)
         }
         let now: () -> Date = { [clock] in clock.now() }
-        // Owners and admins manage the visitor there too (cancel, check out, invitation, pass),
-        // with times in the site's zone.
-        let manages = services.currentUser()?.role.managesOrganization == true
+        // Owners, admins and hosts manage the visitor there too (cancel, invitation, pass; check
+        // out and decisions as their role allows), with times in the site's zone.
+        let user = services.currentUser()
+        let principal = user.map { PrincipalKind.user($0.role, canScanCheckpoint: $0.mayScan) } ?? .anonymous
+        func may(_ action: Action) -> Bool { Permissions.may(principal, action) == .allowed }
+        let manages = may(.cancelVisitor)
         let management: (any VisitorsServices)? = manages ? services : nil
+        let rights = VisitorDetailScreen.Rights(decides: may(.decideVisitor) || may(.decideQueuedVisitor),
+                                                checksOut: may(.checkOutVisitor))
         let zone = manages ? (try? services.site()).flatMap { TimeZone(identifier: $0.value.timeZone) } ?? .current : .current
         if let known = approvals?.visitors.first(where: { $0.id == id }) {
             return VisitorDetailScreen(visitor: known, services: services, clock: now, timeZone: zone, onDecision: onDecision,
-                                       management: management)
+                                       management: management, rights: rights)
         }
         do {
             return VisitorDetailScreen(detail: try services.visitorDetail(id: id), services: services, clock: now,
-                                       timeZone: zone, onDecision: onDecision, management: management)
+                                       timeZone: zone, onDecision: onDecision, management: management, rights: rights)
         } catch {
             return MessageScreen(title: "Visitor", lines: ["This visitor cannot be opened.", error.sentence])
         }

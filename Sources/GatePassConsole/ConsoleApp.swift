@@ -26,11 +26,31 @@ public final class ConsoleApp {
     public struct Factory {
         public var tabs: () -> [any ConsoleScreen]
         public var visitorDetail: (String) -> any ConsoleScreen
+        /// Checkpoint (gate) names by id, for the security alert (best effort: empty when unknown).
+        public var gateNames: () -> [String: String]
+        /// "Now", for when an alert came.
+        public var clock: () -> Date
+        /// The zone an alert's time is shown in (the site's, when known).
+        public var timeZone: () -> TimeZone
 
-        public init(tabs: @escaping () -> [any ConsoleScreen], visitorDetail: @escaping (String) -> any ConsoleScreen) {
+        public init(tabs: @escaping () -> [any ConsoleScreen], visitorDetail: @escaping (String) -> any ConsoleScreen,
+                    gateNames: @escaping () -> [String: String] = { [:] }, clock: @escaping () -> Date = Date.init,
+                    timeZone: @escaping () -> TimeZone = { .current }) {
             self.tabs = tabs
             self.visitorDetail = visitorDetail
+            self.gateNames = gateNames
+            self.clock = clock
+            self.timeZone = timeZone
         }
+    }
+
+    /// A blocked visitor at a gate (`security.alert`), shown over every tab until dismissed.
+    public struct SecurityAlert: Sendable, Equatable {
+        public var visitorId: String
+        public var visitorName: String
+        /// The gate's name, or its id when the name is not known.
+        public var gate: String
+        public var receivedAt: Date
     }
 
     public private(set) var tabs: [any ConsoleScreen] = []
@@ -40,6 +60,9 @@ public final class ConsoleApp {
     public private(set) var showingHelp = false
     public private(set) var wantsQuit = false
     public var status = Status()
+    /// Security alerts not yet dismissed, oldest first: the first is shown over the screen.
+    /// The server sends `security.alert` to OWNER/ADMIN only, so whoever receives one is meant to see it.
+    public private(set) var securityAlerts: [SecurityAlert] = []
     private let factory: Factory
 
     public init(factory: Factory) {
@@ -59,6 +82,7 @@ public final class ConsoleApp {
         tabs = factory.tabs()
         selectedTab = 0
         stack = []
+        securityAlerts = []
         _ = current?.appear()
     }
 
@@ -70,6 +94,20 @@ public final class ConsoleApp {
         // Ctrl-C quits from anywhere, even from a text field.
         if key == .control("c") {
             wantsQuit = true
+            return false
+        }
+        if !securityAlerts.isEmpty {
+            // Only Enter, Esc or v dismisses: a key typed for the screen below must not hide an alert unseen.
+            switch key {
+            case .enter, .escape:
+                securityAlerts.removeFirst()
+            case .character("v"):
+                // The visitor's detail, over the current tab as any visitor opened from a list.
+                let alert = securityAlerts.removeFirst()
+                return apply(.openVisitor(id: alert.visitorId))
+            default:
+                break
+            }
             return false
         }
         if showingHelp {
@@ -107,6 +145,12 @@ public final class ConsoleApp {
     @discardableResult
     public func receive(_ event: ServerEvent) -> Bool {
         var bell = false
+        if event.kind == .securityAlert, case .visitor(let data)? = try? event.payload() {
+            let gate = data.checkpointId.map { id in factory.gateNames()[id] ?? id } ?? "a gate"
+            securityAlerts.append(SecurityAlert(visitorId: data.visitor.id, visitorName: data.visitor.name, gate: gate,
+                                                receivedAt: factory.clock()))
+            bell = true
+        }
         for screen in tabs + stack where apply(screen.receive(event)) { bell = true }
         return bell
     }
@@ -164,8 +208,8 @@ public final class ConsoleApp {
         guard width > 0, height > 0 else { return canvas }
         // Tab bar.
         var x = 0
-        for (index, tab) in tabs.enumerated() {
-            let label = " \(index + 1) \(tab.title) "
+        let labels = tabLabels(width: width)
+        for (index, label) in labels.enumerated() {
             x = canvas.put(label, x: x, y: 0, style: index == selectedTab ? .selected : .title) + 1
         }
         canvas.put("? help  q quit", x: max(x, width - 14), y: 0, style: .dim)
@@ -180,7 +224,60 @@ public final class ConsoleApp {
         let area = Area(x: 0, y: 1, width: width, height: max(0, height - 2))
         current?.render(into: &canvas, area: area)
         if showingHelp, let screen = current { renderHelp(for: screen, into: &canvas, area: area) }
+        if let alert = securityAlerts.first { renderAlert(alert, into: &canvas, area: area) }
         return canvas
+    }
+
+    /// The hint at the right of the tab bar.
+    static let tabBarHint = "? help  q quit"
+
+    /// Each tab's label: " 3 Visitors ". When they do not all fit beside the hint, the selected
+    /// tab keeps its title and the others, from the first on, keep theirs while room is left
+    /// (beside the hint from 80 columns on); the rest show their number only (the digit still
+    /// selects them).
+    func tabLabels(width: Int) -> [String] {
+        let full = tabs.enumerated().map { " \($0.offset + 1) \($0.element.title) " }
+        let short = tabs.indices.map { " \($0 + 1) " }
+        func length(_ labels: [String]) -> Int { labels.reduce(0) { $0 + $1.count + 1 } }
+        if length(full) + Self.tabBarHint.count <= width { return full }
+        var labels = short
+        if labels.indices.contains(selectedTab) { labels[selectedTab] = full[selectedTab] }
+        // On a narrow terminal titles matter more than the hint (`?` works without it).
+        let keepsHint = width >= 80 && length(labels) + Self.tabBarHint.count <= width
+        let budget = keepsHint ? width - Self.tabBarHint.count : width
+        for index in labels.indices where index != selectedTab {
+            var wider = labels
+            wider[index] = full[index]
+            if length(wider) <= budget { labels = wider }
+        }
+        return labels
+    }
+
+    /// The alert box over the middle of `area`: what happened, who, where, when, how to dismiss.
+    private func renderAlert(_ alert: SecurityAlert, into canvas: inout Canvas, area: Area) {
+        let more = securityAlerts.count - 1
+        let lines = [
+            "SECURITY ALERT",
+            "",
+            "A blocked person tried to enter:",
+            "\(alert.visitorName) at \(alert.gate)",
+            "received \(SiteClock(timeZone: factory.timeZone()).minute(alert.receivedAt)) (\(factory.timeZone().identifier))",
+            "",
+            "v: open the visitor · " + (more > 0 ? "Enter or Esc: dismiss (\(more) more waiting)" : "Enter or Esc: dismiss"),
+        ].map(TerminalText.visible)   // measured as drawn: an escape sequence in a name takes cells of its own
+        let boxWidth = min(area.width, max(44, min(area.width - 4, (lines.map(\.count).max() ?? 0) + 6)))
+        let boxHeight = min(area.height, lines.count + 2)
+        guard boxWidth > 0, boxHeight > 0 else { return }
+        let left = area.x + (area.width - boxWidth) / 2
+        let top = area.y + (area.height - boxHeight) / 2
+        let style = Canvas.Style(.danger, bold: true, reverse: true)
+        for y in top..<(top + boxHeight) {
+            for column in left..<(left + boxWidth) { canvas[column, y] = Canvas.Cell(" ", style) }
+        }
+        for (offset, line) in lines.prefix(max(0, boxHeight - 2)).enumerated() {
+            let text = ConsoleFormat.fit(line, width: max(0, boxWidth - 4))
+            canvas.put(text, x: left + 2, y: top + 1 + offset, style: style, maxWidth: max(0, boxWidth - 4))
+        }
     }
 
     private func renderHelp(for screen: any ConsoleScreen, into canvas: inout Canvas, area: Area) {

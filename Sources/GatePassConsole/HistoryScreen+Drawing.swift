@@ -13,6 +13,16 @@ extension HistoryScreen {
         }
     }
 
+    /// " · per gate: Main gate 9, Dock 2" over every checkpoint when the scans shown come from
+    /// more than one (busiest first); empty otherwise.
+    var perGateCounts: String {
+        guard checkpointFilter == nil else { return "" }
+        let counts = Dictionary(grouping: scans, by: \.checkpointId).mapValues(\.count)
+        guard counts.count > 1 else { return "" }
+        let ordered = counts.sorted { ($1.value, checkpointLabel($0.key)) < ($0.value, checkpointLabel($1.key)) }
+        return " · per gate: " + ordered.map { "\(checkpointLabel($0.key)) \(Self.grouped($0.value))" }.joined(separator: ", ")
+    }
+
     func checkpointLabel(_ id: String) -> String {
         if let name = checkpointNames[id], !name.isEmpty { return name }
         return id.count > 8 ? String(id.prefix(8)) + "…" : id
@@ -81,8 +91,8 @@ extension HistoryScreen {
         let days = range.dayCount == 1 ? "\(range.first) (\(range.first.weekdayName))" : "\(range) (\(range.dayCount) days)"
         line("Scan history — \(days)", .title)
         let count = loaded == nil ? "" : " · \(Self.grouped(scans.count)) \(scans.count == 1 ? "scan" : "scans")"
-        line("Result: \(resultFilter?.rawValue ?? "all") · Checkpoint: \(checkpointFilter.map(checkpointLabel) ?? "all")\(count)",
-             .plain)
+        line("Result: \(resultFilter?.rawValue ?? "all") · Checkpoint: \(checkpointFilter.map(checkpointLabel) ?? "all")\(count)"
+             + perGateCounts, .plain)
         if let loaded, loaded.fromCache {
             line("Offline: showing the scans as they were \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago.",
                  Canvas.Style(.warning, bold: true))

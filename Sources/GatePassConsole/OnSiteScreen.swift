@@ -180,6 +180,9 @@ public final class OnSiteScreen: ConsoleScreen {
         var heading = "On site now: \(count)"
         if let site { heading += " · \(site.name)" }
         cursor.line(heading + " · \(siteTime.minute(now)) (\(siteTime.timeZone.identifier))", .title, on: &canvas)
+        if let time = site?.autoCheckoutAt {
+            cursor.line("Visitors still inside at \(time) are checked out automatically.", .dim, on: &canvas)
+        }
         guard cursor.readState(loaded, error: errorLine, shown: "the roll", now: now,
                                emptyText: visitors.isEmpty ? "Nobody is checked in." : nil, on: &canvas) else { return }
         let columns = Columns.layout(width: area.width)

@@ -58,7 +58,7 @@ extension VisitorDetailScreen {
     func handleManagementKey(_ key: Key) -> ScreenAction? {
         switch key {
         case .character("c"): return ask(.cancel)
-        case .character("o"): return ask(.checkOut)
+        case .character("o") where rights.checksOut: return ask(.checkOut)
         case .character("i"): return ask(.invite)
         case .character("p"): return openPass()
         default: return nil

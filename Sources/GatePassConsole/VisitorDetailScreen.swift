@@ -33,6 +33,14 @@ public final class VisitorDetailScreen: ConsoleScreen {
     /// Longest note the prompt takes.
     public static let noteLimit = 1_000
 
+    /// What the viewer's role may do beyond reading and managing (a HOST may neither decide
+    /// nor check out: the server would refuse, so the keys are not offered).
+    public struct Rights: Sendable, Equatable {
+        public var decides: Bool
+        public var checksOut: Bool
+        public init(decides: Bool = true, checksOut: Bool = true) { self.decides = decides; self.checksOut = checksOut }
+    }
+
     private let services: any ConsoleServices
     let clock: () -> Date
     let timeZone: TimeZone
@@ -40,6 +48,7 @@ public final class VisitorDetailScreen: ConsoleScreen {
     /// For OWNER/ADMIN: cancel, check out, the invitation and the pass (nil: those keys do
     /// not exist, as for an approver).
     let management: (any VisitorsServices)?
+    let rights: Rights
 
     public internal(set) var visitor: Visitor
     public private(set) var context: ApprovalContext?
@@ -70,8 +79,9 @@ public final class VisitorDetailScreen: ConsoleScreen {
     ///   - management: the Visitors services, for an owner or admin.
     public init(visitor: Visitor, services: any ConsoleServices, clock: @escaping () -> Date = Date.init,
                 timeZone: TimeZone = .current, onDecision: ((String, DecisionOutcome) -> Void)? = nil,
-                management: (any VisitorsServices)? = nil) {
+                management: (any VisitorsServices)? = nil, rights: Rights = Rights()) {
         self.visitor = visitor
+        self.rights = rights
         self.services = services
         self.clock = clock
         self.timeZone = timeZone
@@ -90,9 +100,8 @@ public final class VisitorDetailScreen: ConsoleScreen {
                     ("Backspace", "delete the last character")]
         }
         if let help = managementKeyHelp { return help }
-        return [("a", "approve, with an optional note"),
-                ("r", "reject, with an optional note")]
-            + (management == nil ? [] : Self.managementKeys)
+        return (rights.decides ? [("a", "approve, with an optional note"), ("r", "reject, with an optional note")] : [])
+            + (management == nil ? [] : Self.managementKeys.filter { rights.checksOut || $0.key != "o" })
             + [("Up, k / Down, j", "scroll"),
                ("Home, End", "top or bottom"),
                ("Esc", "back to the list")]
@@ -113,9 +122,10 @@ public final class VisitorDetailScreen: ConsoleScreen {
     /// scan screen, which the shell had to read first to have a visitor to show).
     public convenience init(detail: ConsoleRead<VisitorDetail>, services: any ConsoleServices,
                             clock: @escaping () -> Date = Date.init, timeZone: TimeZone = .current,
-                            onDecision: ((String, DecisionOutcome) -> Void)? = nil, management: (any VisitorsServices)? = nil) {
+                            onDecision: ((String, DecisionOutcome) -> Void)? = nil, management: (any VisitorsServices)? = nil,
+                            rights: Rights = Rights()) {
         self.init(visitor: detail.value.visitor, services: services, clock: clock, timeZone: timeZone, onDecision: onDecision,
-                  management: management)
+                  management: management, rights: rights)
         context = detail.value.context
         loaded = (detail.updatedAt, detail.fromCache)
         readOnOpen = true
@@ -162,8 +172,8 @@ public final class VisitorDetailScreen: ConsoleScreen {
         // The details scroll as text (no row is selected), by the list keys; a page is 10 lines.
         if let target = ListSelection.target(of: key, from: scroll, pageSize: 10, last: Int.max) { return scroll(to: target) }
         switch key {
-        case .character("a"): return openPrompt(.approve)
-        case .character("r"): return openPrompt(.reject)
+        case .character("a") where rights.decides: return openPrompt(.approve)
+        case .character("r") where rights.decides: return openPrompt(.reject)
         case .escape: return .back
         case .resize: return .redraw
         default: return .none
@@ -315,8 +325,8 @@ public final class VisitorDetailScreen: ConsoleScreen {
             footer.append((confirmationQuestion(confirmation), Canvas.Style(.normal, bold: true)))
             footer.append(("y: yes · n, Esc: no", .dim))
         } else {
-            var hint = isDecidable ? "a: approve · r: reject · " : ""
-            if management != nil { hint += "c: cancel · o: check out · i: invitation · p: pass · " }
+            var hint = isDecidable && rights.decides ? "a: approve · r: reject · " : ""
+            if management != nil { hint += "c: cancel · " + (rights.checksOut ? "o: check out · " : "") + "i: invitation · p: pass · " }
             footer.append((hint + "Esc: back", .dim))
         }
         let footerTop = canvas.putFooter(footer, in: area)

@@ -159,10 +159,12 @@ public struct RegistrationForm: Sendable, Equatable {
 extension VisitorsScreen {
     func openForm() -> ScreenAction {
         var form = RegistrationForm(approvers: [])
-        do {
-            form.approvers = try services.approvers()
-        } catch {
-            form.approversProblem = "The approvers could not be read (\(error.sentence)); any approver may decide."
+        if choosesApprover {
+            do {
+                form.approvers = try services.approvers()
+            } catch {
+                form.approversProblem = "The approvers could not be read (\(error.sentence)); any approver may decide."
+            }
         }
         self.form = form
         notice = nil

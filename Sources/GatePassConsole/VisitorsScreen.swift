@@ -33,6 +33,9 @@ public final class VisitorsScreen: ConsoleScreen {
     let clock: () -> Date
     /// The zone used until the site's is known (the terminal's).
     private let fallbackZone: TimeZone
+    /// Whether the registration form offers a choice of approver (it reads the users, which
+    /// a HOST may not: its visitors then go to any approver).
+    let choosesApprover: Bool
 
     /// The site's name and time zone; nil until read.
     public private(set) var site: Organization?
@@ -56,10 +59,13 @@ public final class VisitorsScreen: ConsoleScreen {
     /// - Parameters:
     ///   - clock: "now": what today is.
     ///   - fallbackZone: the zone used while the site's cannot be read.
-    public init(services: any VisitorsServices, clock: @escaping () -> Date = Date.init, fallbackZone: TimeZone = .current) {
+    ///   - choosesApprover: whether the form offers the approvers to choose from.
+    public init(services: any VisitorsServices, clock: @escaping () -> Date = Date.init, fallbackZone: TimeZone = .current,
+                choosesApprover: Bool = true) {
         self.services = services
         self.clock = clock
         self.fallbackZone = fallbackZone
+        self.choosesApprover = choosesApprover
     }
 
     public var title: String { "Visitors" }

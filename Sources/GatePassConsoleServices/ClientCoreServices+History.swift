@@ -33,10 +33,14 @@ extension ClientCoreServices: HistoryServices {
             do throws(ClientError) {
                 var scans: [Scan] = []
                 var cursor: String?
+                // api.md's scan-history takes no checkpoint: every gate's scans are read and
+                // the checkpoint chosen is kept here.
+                var everyGate = filter.apiFilter
+                everyGate.checkpointId = nil
                 repeat {
-                    let page = try api.scanHistory(token: token, filter: filter.apiFilter,
+                    let page = try api.scanHistory(token: token, filter: everyGate,
                                                    limit: min(Self.historyPageSize, limit - scans.count), cursor: cursor)
-                    scans += page.items
+                    scans += page.items.filter { filter.checkpointId == nil || $0.checkpointId == filter.checkpointId }
                     cursor = page.nextCursor
                     // An empty page with a cursor would loop forever on a confused server.
                     if page.items.isEmpty { cursor = nil }

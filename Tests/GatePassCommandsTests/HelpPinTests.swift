@@ -380,7 +380,7 @@ import Testing
 
             """#),
         (["console"], #"""
-            OVERVIEW: The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), Visitors (today's and upcoming, register, cancel, check out, invitation, the pass on screen; owners and admins), On site (the evacuation roll, live, export; owners and admins), History (scan log with filters, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout). Needs a terminal; scripts use the other commands. The Scan tab reads passes from the frame source given, if any.
+            OVERVIEW: The full-screen console: log in with a one-time code; Approvals (live queue, approve or reject with a note), Scan (camera or typed short id, lookup, walk-in, live gate counters), Visitors (today's and upcoming, register, cancel, check out, invitation, the pass on screen; owners and admins, and hosts for their own visitors), On site (the evacuation roll, live, export; owners and admins), History (scan log with filters and per-gate counts, hourly chart, CSV export; owners and admins), More (profile, device, outbox, logout), Blocklist (add with expiry, remove, recent matches), Users (add, change, disable) and Audit (filters, open the visitor) for owners and admins; a security alert pops up over any tab with a bell. Needs a terminal; scripts use the other commands. The Scan tab reads passes from the frame source given, if any.
 
             USAGE: gatepass console [--server URL] [--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m]
 

@@ -35,7 +35,7 @@ import Testing
             #expect(list.status == 0)
             #expect(list.out.contains("HOST  Hana Host <hana@demo.gatepass>  last login never  id \(id)"), "\(list.out)")
             let page = try object(setup.gatepass("user", "list", "--json", "--limit", "500").out)
-            #expect((page["items"] as? [[String: Any]])?.count == 6)
+            #expect((page["items"] as? [[String: Any]])?.count == 7, "the demo's six and the one added")
 
             // By email or by id.
             let promoted = setup.gatepass("user", "update", "hana@demo.gatepass", "--role", "APPROVER", "--can-scan", "--name", "Hana A.")

@@ -90,7 +90,7 @@ import Testing
             // of 1 is 14 eighths (1 row and 6/8), 2 is 28 (3 rows and 4/8).
             let canvas = Fixtures.render(screen, width: 80, height: 24)
             #expect(canvas.line(0) == "Scan history — 2026-11-30 (Mon)")
-            #expect(canvas.line(1) == "Result: all · Checkpoint: all · 11 scans")
+            #expect(canvas.line(1) == "Result: all · Checkpoint: all · 11 scans · per gate: Main gate 10, Side door 1")
             #expect(canvas.line(2) == "CHECKED_IN per hour: 8 in all, at most 4 at 09:00")
             #expect(canvas.line(3) == barRow([9: "█"], gutter: "4"))
             #expect(canvas.line(4) == barRow([9: "█"]))
@@ -756,6 +756,25 @@ import Testing
             #expect(try mode(path) == 0o600)
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["scans.csv", "state"],
                     "no temporary file is left behind")
+        }
+    }
+
+    /// api.md's scan-history has no checkpoint parameter: the gate chosen is kept on this side.
+    @Test func throughTheClientCoreTheCheckpointFilterIsAppliedHereNotSent() throws {
+        let requests = Locked<[String]>([])
+        let at = Fixtures.instant("2026-11-30T09:00:00Z")
+        let page = Page(items: [Fixtures.scan("s1", at: at, checkpoint: "c1"), Fixtures.scan("s2", at: at, checkpoint: "c2"),
+                                Fixtures.scan("s3", at: at, checkpoint: "c1")], nextCursor: nil)
+        let body = try JSONEncoder().encode(page)
+        try withCoreServices({ request in
+            requests.withLock { $0.append(request.url) }
+            return HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Array(body))
+        }) { services, _, _ in
+            let read = try services.scanHistory(filter: ScanHistoryFilter(checkpointId: "c1"), limit: 100)
+            #expect(read.value.scans.map(\.id) == ["s1", "s3"])
+            let url = try #require(requests.withLock { $0.first })
+            #expect(url.hasPrefix("http://gate.test/api/visitor-scanner/scan-history") && !url.contains("checkpointId"))
+            #expect(try services.scanHistory(filter: ScanHistoryFilter(), limit: 100).value.scans.count == 3)
         }
     }
 

@@ -120,6 +120,9 @@ struct PermissionsTests {
         (.adminScannerTokens,        "U A A F F F F F"),
         (.adminScannerTokenRevoke,   "U A A F F F F F"),
         (.adminKiosksCreate,         "U A A F F F F F"),
+        // the audit log: read like the scan history (PLATFORM_ADMIN too, read only)
+        (.adminAudit,                "U A A F F A F F"),
+        (.adminAuditCSV,             "U A A F F A F F"),
     ]
 
     static func expected(for route: Endpoint) -> [Principal: Access]? {

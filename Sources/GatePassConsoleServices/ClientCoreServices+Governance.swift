@@ -1,0 +1,76 @@
+import Foundation
+import GatePassClient
+import GatePassConsole
+import GatePassCore
+
+// The Blocklist, Users and Audit tabs' calls (`GovernanceServices`, declared in
+// GatePassConsole) over the client core. Nothing is cached: a blocklist or a user list read
+// offline could show someone as blocked, or able to log in, who no longer is.
+
+extension ClientCoreServices: GovernanceServices {
+    /// Every page of a list, up to `onSitePageLimit` pages of 500.
+    private func allPages<Item>(_ read: (String?) throws(ClientError) -> Page<Item>) throws(ClientError) -> [Item] {
+        var items: [Item] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let page = try read(cursor)
+            items += page.items
+            cursor = page.items.isEmpty ? nil : page.nextCursor
+            pages += 1
+        } while cursor != nil && pages < Self.onSitePageLimit
+        return items
+    }
+
+    /// Every page of one list call with the session's API.
+    private func everyPage<Item>(_ read: (APIClient, Session, String?) throws(ClientError) -> Page<Item>) throws(ConsoleError) -> [Item] {
+        try call { api, session throws(ClientError) in
+            try allPages { cursor throws(ClientError) in try read(api, session, cursor) }
+        }
+    }
+
+    public func blocklist() throws(ConsoleError) -> [BlocklistEntry] {
+        try everyPage { api, session, cursor throws(ClientError) in
+            try api.blocklist(token: session.token, limit: Self.historyPageSize, cursor: cursor)
+        }
+    }
+
+    public func addBlocklistEntry(_ entry: NewBlocklistEntry, idempotencyKey: String) throws(ConsoleError) -> BlocklistEntry {
+        try call { api, session throws(ClientError) in
+            try api.addBlocklistEntry(token: session.token, entry, idempotencyKey: idempotencyKey)
+        }
+    }
+
+    public func removeBlocklistEntry(id: String) throws(ConsoleError) {
+        try call { api, session throws(ClientError) in try api.removeBlocklistEntry(token: session.token, id: id) }
+    }
+
+    public func organizationUsers() throws(ConsoleError) -> [UserSummary] {
+        try everyPage { api, session, cursor throws(ClientError) in
+            try api.users(token: session.token, limit: Self.historyPageSize, cursor: cursor)
+        }
+    }
+
+    public func createUser(_ user: NewUser, idempotencyKey: String) throws(ConsoleError) -> UserSummary {
+        try call { api, session throws(ClientError) in
+            try api.createUser(token: session.token, user, idempotencyKey: idempotencyKey)
+        }
+    }
+
+    public func updateUser(id: String, _ changes: UserChanges, idempotencyKey: String) throws(ConsoleError) -> UserSummary {
+        try call { api, session throws(ClientError) in
+            try api.updateUser(token: session.token, id: id, changes, idempotencyKey: idempotencyKey)
+        }
+    }
+
+    /// Entries per page of the Audit tab: more than a screen shows, few enough to read at once.
+    static let auditPageSize = 100
+
+    public func auditLog(_ query: AuditQuery) throws(ConsoleError) -> AuditPage {
+        try call { api, session throws(ClientError) in
+            let page = try api.auditLog(token: session.token, actor: query.actor, action: query.action, entityId: query.entityId,
+                                        limit: Self.auditPageSize, cursor: query.cursor)
+            return AuditPage(entries: page.items, nextCursor: page.nextCursor)
+        }
+    }
+}
