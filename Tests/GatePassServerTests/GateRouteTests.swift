@@ -275,6 +275,23 @@ extension TestServer {
         }
     }
 
+    /// Eight kiosks present one code at the same moment: exactly one is enrolled.
+    @Test func aCodeRacedByManyKiosksEnrolsOne() throws {
+        try withSite { server, site in
+            let code = try server.enrolmentCode(site.mainGate, token: site.ownerToken)
+            let results = runConcurrently(8) { _, start in
+                let client = server.client()
+                start()
+                return try client.send("POST", "/api/visitor-scanner/enrol", json: ["enrolmentCode": code]).status
+            }
+            let statuses = results.compactMap { try? $0.get() }
+            #expect(statuses.count == 8 && statuses.filter { $0 == 201 }.count == 1 && statuses.filter { $0 == 401 }.count == 7,
+                    "\(statuses)")
+            #expect(try server.auditEntries(.kioskEnrol).count == 1)
+            #expect(try server.scannerTokens(site.ownerToken).filter { $0["kioskName"] is String }.count == 1)
+        }
+    }
+
     @Test func kioskLifetimeIsConfigured() throws {
         try withSite(configure: { $0.kioskTokenLifetimeDays = 2 }) { server, site in
             let kiosk = try server.enrol(try server.enrolmentCode(site.mainGate, token: site.ownerToken))
