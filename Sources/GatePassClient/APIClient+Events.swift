@@ -80,18 +80,29 @@ extension ClientCore {
                               transport: (any HTTPTransport)? = nil,
                               onStatus: @escaping @Sendable (EventStreamConsumer.Status) -> Void = { _ in },
                               onEvent: @escaping @Sendable (ServerEvent) -> Void) throws(ClientError) -> EventStreamConsumer {
-        let session = try requireSession()
-        if credential == .scanner, session.scanner == nil {
-            throw .local("this user has no scanner token: only users who may scan can follow a checkpoint's events")
+        let server: String
+        if credential == .scanner {
+            let scanning = try scannerCredential()
+            guard scanning.scanner != nil else {
+                throw .local("this user has no scanner token: only users who may scan can follow a checkpoint's events")
+            }
+            server = scanning.server
+        } else {
+            server = try requireSession().server
         }
         let store = self.store
         return EventStreamConsumer(
-            configuration: .init(server: session.server, deviceToken: try store.deviceToken(), idleTimeout: idleTimeout,
+            configuration: .init(server: server, deviceToken: try store.deviceToken(), idleTimeout: idleTimeout,
                                  backoff: backoff),
             transport: transport ?? self.transport.separateHandle(),
             token: {
-                guard let current = try? store.session() else { return nil }
-                return credential == .scanner ? current.scanner?.scannerToken : current.token
+                let session: Session? = (try? store.session()) ?? nil
+                guard credential == .scanner else { return session?.token }
+                // A revoked token is not presented again: the consumer ends.
+                let revoked: String? = (try? store.scannerRevocation()) ?? nil
+                guard revoked == nil else { return nil }
+                let enrolment: KioskEnrolment? = (try? store.kioskEnrolment()) ?? nil
+                return enrolment?.scanner.scannerToken ?? session?.scanner?.scannerToken
             },
             lastEventIDs: store, onStatus: onStatus, onEvent: onEvent)
     }
@@ -101,6 +112,8 @@ extension ClientCore {
     /// The session's scanner token, obtained now if the login did not get one (the server was
     /// away at login) or it has expired; the gate needs it before its first scan.
     public func ensureScannerToken(now: Date) throws(ClientError) -> ScannerTokenAnswer {
+        if let revoked = try store.scannerRevocation() { throw .revoked(revoked) }
+        if let enrolment = try store.kioskEnrolment() { return enrolment.scanner }
         var session = try requireSession()
         if let scanner = session.scanner, scanner.expiresAt.date > now.addingTimeInterval(60) { return scanner }
         guard session.user.principalKind.mayScan else {

@@ -60,6 +60,7 @@ public struct APIClient: Sendable {
         let code = detail?.code ?? "HTTP_\(response.status)"
         let message = detail?.message ?? "the server answered \(response.status)"
         switch response.status {
+        case 401 where code == "REVOKED": throw .revoked(message)
         case 401: throw .unauthorized(message)
         case 500...: throw .transient(status: response.status, message: message)
         // A conflict that says when to come back is not final (a request with its key still in

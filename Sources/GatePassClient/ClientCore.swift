@@ -76,7 +76,7 @@ public final class ClientCore: Sendable {
         return IdentityCheck(changesIdentity: changes, previous: previous, entriesAtRisk: atRisk)
     }
 
-    func normalized(_ server: String) -> String {
+    public func normalized(_ server: String) -> String {
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         return base
@@ -123,6 +123,7 @@ public final class ClientCore: Sendable {
         try store.saveSession(session)
         try store.saveScope(newScope)
         try store.setDrainPaused(nil)
+        try store.setScannerRevocation(nil)
         var device: Device?
         var deviceProblem: String?
         do throws(ClientError) {
@@ -285,8 +286,9 @@ public final class ClientCore: Sendable {
     /// `Endpoint`, and entries queued by older builds must still drain).
     private func enqueue(kind: String, _ endpoint: Endpoint, _ parameters: [String], body: some Encodable,
                          credential: OutboxEntry.Credential, scannedAt: Date?) throws(ClientError) -> OutboxEntry {
-        let session = try requireSession()
-        return try store.enqueue(kind: kind, method: endpoint.method.rawValue, url: session.server + endpoint.path(values: parameters),
+        // A gate's mutation goes to the server of its scanner token (an enrolled kiosk has no login).
+        let server = credential == .scanner ? try scannerCredential().server : try requireSession().server
+        return try store.enqueue(kind: kind, method: endpoint.method.rawValue, url: server + endpoint.path(values: parameters),
                                  body: CanonicalJSON.string(body),
                                  credential: credential, scannedAt: scannedAt, now: clock.now())
     }

@@ -7,6 +7,9 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     case transient(status: Int?, message: String)
     /// 401: the session is over; log in again.
     case unauthorized(String)
+    /// 401 `REVOKED`: an admin revoked this kiosk's scanner token or retired its checkpoint.
+    /// Final: the token is not renewed with a login; the gate waits for a new enrolment.
+    case revoked(String)
     /// Any other 4xx: the server refused this request for good, with its error code.
     case permanent(status: Int, code: String, message: String)
     /// The server answered something this client cannot read; names the field.
@@ -19,6 +22,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         case .offline(let detail): "the server is unreachable (\(detail))"
         case .transient(let status, let message): status.map { "the server failed (\($0)): \(message)" } ?? message
         case .unauthorized(let message): "not logged in: \(message)"
+        case .revoked(let message): "signed out by an admin: \(message)"
         case .permanent(_, let code, let message): "\(code): \(message)"
         case .decoding(let detail): "unexpected answer from the server: \(detail)"
         case .local(let message): message
@@ -29,7 +33,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isRetryable: Bool {
         switch self {
         case .offline, .transient: true
-        case .unauthorized, .permanent, .decoding, .local: false
+        case .unauthorized, .revoked, .permanent, .decoding, .local: false
         }
     }
 

@@ -61,6 +61,16 @@ public final class OutboxDrainer: Sendable {
     ///   `offline: true` and their real `scannedAt`), false for the first, interactive try.
     public func send(_ entry: OutboxEntry, replay: Bool) -> Attempt {
         do throws(ClientError) {
+            if entry.credential == .scanner {
+                // Revoked is final: nothing is sent, and no login makes a new token.
+                if let revoked = try store.scannerRevocation() { return .unauthorized(revoked) }
+                // An enrolled kiosk's own credential: bound to the gate, never renewed.
+                if let enrolment = try store.kioskEnrolment() {
+                    let api = APIClient(baseURL: enrolment.server, transport: transport)
+                    return .applied(try api.send(entry.method, url: entry.url, token: enrolment.scanner.scannerToken,
+                                                 body: body(of: entry, replay: replay), idempotencyKey: entry.idempotencyKey))
+                }
+            }
             guard var session = try store.session() else { return .unauthorized("no one is logged in on this device") }
             let api = APIClient(baseURL: session.server, transport: transport)
             var renewed = false
@@ -94,6 +104,9 @@ public final class OutboxDrainer: Sendable {
         } catch {
             switch error {
             case .unauthorized(let message): return .unauthorized(message)
+            case .revoked(let message):
+                try? store.setScannerRevocation(message)
+                return .unauthorized(message)
             case .permanent(let status, let code, let message): return .refused(status: status, code: code, message: message)
             case .offline, .transient, .local: return .retryable(error)
             case .decoding(let detail): return .retryable(.decoding(detail))

@@ -2,19 +2,9 @@ import Foundation
 import GatePassCore
 import GatePassServer
 
-/// `gatepass user add --db` and `gatepass checkpoint add`: bootstrapping on the database file.
+/// `gatepass user add --db` and `gatepass checkpoint add --db`: bootstrapping on the database file.
 enum AdministrationCommands {
     static let organization = Option<String>("--organization", value: "NAME", required: true, help: "The organization's name.")
-
-    /// `gatepass checkpoint …` has one subcommand, `add`; its own `--help` is that of `add`.
-    static func group<Command: GatePassCommand>(_ name: String, _ command: Command.Type, _ arguments: [String],
-                                                _ context: CommandContext) throws -> Int32 {
-        switch arguments.first {
-        case "add": return try Command.main(Array(arguments.dropFirst()), context)
-        case "--help", "-h": return try Command.main(["--help"], context)
-        default: throw UsageError("the \(name) command has one subcommand: gatepass \(name) add")
-        }
-    }
 
     /// Runs `body` on the database file, closed after, with its audit log (keyed by the
     /// server's secret); an administration rule it breaks is a failure in one sentence.

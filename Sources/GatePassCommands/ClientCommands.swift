@@ -15,6 +15,7 @@ enum ClientCommands {
     static func sentence(for error: ClientError) -> String {
         switch error {
         case .unauthorized(let message): "\(message) (log in again: gatepass login --email YOU@EXAMPLE.COM)"
+        case .revoked(let message): "\(message) (ask an admin for an enrolment code, then: gatepass kiosk enrol CODE)"
         case .offline(let detail): "the server is unreachable (\(detail)); try again when it is back"
         default: error.description
         }

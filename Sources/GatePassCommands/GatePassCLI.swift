@@ -17,14 +17,6 @@ public enum GatePassCLI {
         }
 
         /// `checkpoint add`: a word that only leads to its one subcommand.
-        init<Command: GatePassCommand>(group name: String, _ about: String, _ command: Command.Type) {
-            self.name = name + " add"
-            self.about = about
-            main = { try AdministrationCommands.group(name, Command.self, $0, $1) }
-        }
-
-        /// `visitor add|list|…` and `mail list|test`: a word with subcommands of its own, each
-        /// declared like any command (`members` are named by their own word, `add`).
         init(_ name: String, _ about: String, overview: String, members: [Subcommand]) {
             self.name = name
             self.about = about
@@ -49,6 +41,20 @@ public enum GatePassCLI {
         }
 
         /// The subcommands of a group (`visitor`), by their own word; empty for a plain command.
+        /// A command that runs by itself (`gatepass kiosk --dir D`) and also has subcommands
+        /// (`gatepass kiosk enrol CODE`): a first word naming a member runs the member.
+        init<Command: GatePassCommand>(_ name: String, _ about: String, _ command: Command.Type, members: [Subcommand]) {
+            self.name = name
+            self.about = about
+            self.members = members
+            main = { arguments, context in
+                if let word = arguments.first, let member = members.first(where: { $0.name == word }) {
+                    return try member.main(Array(arguments.dropFirst()), context)
+                }
+                return try Command.main(arguments, context)
+            }
+        }
+
         var members: [Subcommand] = []
 
         var word: String { String(name.split(separator: " ")[0]) }
@@ -60,7 +66,12 @@ public enum GatePassCLI {
         .init("user", "List, add, update and disable users (add --db: bootstrap a database file).",
               overview: "The users of your organization, through the server (OWNER/ADMIN): list them, add one, change a name, role or scanning right, disable or enable one. gatepass user add --db adds a user to a database file directly, for the first OWNER.",
               members: UserCommands.members),
-        .init(group: "checkpoint", "Add a checkpoint (gate) to an organization in the database file.", CheckpointAddCommand.self),
+        .init("checkpoint", "List, rename and retire checkpoints (add --db: bootstrap a database file).",
+              overview: "The checkpoints (gates) of your organization, through the server (OWNER/ADMIN): list them, rename one, retire one (its scanner tokens and kiosks stop at once). gatepass checkpoint add --db adds one to a database file directly.",
+              members: GateCommands.checkpointMembers),
+        .init("scanner-token", "List and revoke scanner tokens, enrolled kiosks included.",
+              overview: "The live scanner tokens of your organization (OWNER/ADMIN): who made each, at which checkpoint, when it was last used; revoke one and its kiosk is signed out.",
+              members: GateCommands.scannerTokenMembers),
         .init("login", "Log in with a one-time code (stores the session on this device).", LoginCommand.self),
         .init("logout", "Unregister this device's push token and end the session.", LogoutCommand.self),
         .init("whoami", "Show who is logged in.", WhoAmICommand.self),
@@ -91,7 +102,11 @@ public enum GatePassCLI {
         .init("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID.", OutboxCommand.self),
         .init("events", "Follow the live events (approvals, arrivals, notifications) until Ctrl-C.", EventsCommand.self),
         .init("console", "The full-screen terminal console: approvals (live), scan, history, profile and outbox.", ConsoleCommand.self),
-        .init("kiosk", "Run the unattended gate: scan passes from a camera and check them in.", KioskCommand.self),
+        .init("kiosk", "Run the unattended gate: scan passes from a camera and check them in (enrol, enrol-code).",
+              KioskCommand.self, members: [
+                  .init("enrol", "Enrol this device as a gate's kiosk with a one-time code.", KioskEnrolCommand.self),
+                  .init("enrol-code", "Make a one-time enrolment code for a kiosk (OWNER/ADMIN).", KioskEnrolCodeCommand.self),
+              ]),
         .init("push-test", "Send a test event to registered device tokens and report which were delivered.", PushTestCommand.self),
         .init("push-deliveries", "List the push deliveries of one device token.", PushDeliveriesCommand.self),
         .init("scan", "Read QR codes from image files, a folder or a Y4M recording and print each new one.", ScanCommand.self),

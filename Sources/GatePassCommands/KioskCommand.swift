@@ -6,7 +6,7 @@ import GatePassScanner
 /// `gatepass kiosk`: the unattended gate (see `KioskRunner`), with its frame source, the
 /// systemd notifications and the signals wired in.
 struct KioskCommand: GatePassCommand {
-    static let server = ServerOptions.server("The server the kiosk is logged in to (checked against the session; default: that one).")
+    static let server = ServerOptions.server("The server the kiosk is logged in to or enrolled on (checked against it; default: that one).")
     static let cooldown = Option<Double>("--cooldown", value: "S", seconds: 0...3600,
                                          help: "A pass counts again only after this many seconds out of view (default 3).")
     static let configuration = CommandConfiguration(
@@ -14,7 +14,10 @@ struct KioskCommand: GatePassCommand {
         overview: "Run the unattended gate: read passes from a camera (or images, a folder, a Y4M recording), check each new one in, and print one decision line per pass. Runs until SIGTERM or Ctrl-C; losing the camera or the server never ends it.",
         usage: "gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--json]",
         options: [server] + FrameSourceOptions.all
-            + [cooldown, OutputOptions.flag("Print one JSON object per decision instead of the line.")])
+            + [cooldown, OutputOptions.flag("Print one JSON object per decision instead of the line.")],
+        subcommands: [("enrol", "Enrol this device as a gate's kiosk with a one-time code (then no login is needed)."),
+                      ("enrol-code", "Make a one-time enrolment code for a kiosk (OWNER/ADMIN).")],
+        discussion: "An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment.")
 
     var server: String?
     var cooldown: Double
@@ -33,9 +36,17 @@ struct KioskCommand: GatePassCommand {
         let core: ClientCore
         do {
             core = try context.core(platform: "kiosk")
-            let session = try core.session(on: server)
-            _ = try core.ensureScannerToken(now: clock.now())
-            terminal.err(visible: "kiosk of \(session.user.email) on \(session.server)")
+            if let enrolment = try core.store.kioskEnrolment() {
+                if let server, core.normalized(server) != enrolment.server {
+                    throw CommandFailure("this kiosk is enrolled on \(enrolment.server), not \(core.normalized(server)); enrol it again with --server \(core.normalized(server))")
+                }
+                terminal.err(visible: "kiosk of \(enrolment.scanner.checkpoint.name) on \(enrolment.server) (enrolled)")
+            } else {
+                let session = try core.session(on: server)
+                terminal.err(visible: "kiosk of \(session.user.email) on \(session.server)")
+            }
+            // A revoked kiosk still starts: it says why and waits for a new enrolment.
+            if try core.scannerRevocation() == nil { _ = try core.ensureScannerToken(now: clock.now()) }
         } catch let error as ClientError {
             throw CommandFailure(ClientCommands.sentence(for: error))
         }

@@ -41,10 +41,16 @@ public final class KioskRunner: @unchecked Sendable {
     private var stopping = false
     private var lastHeartbeat = ContinuousClock.now
     private var sourceEnded = false
+    /// Set when an admin revoked the gate's token or retired its checkpoint (401 `REVOKED`):
+    /// the outbox and the event stream are stopped, nothing is sent, and each pass is answered
+    /// with this until a new enrolment is found in the state file.
+    private var signedOut: String?
 
     private let checkIns = DispatchQueue(label: "gatepass.kiosk.checkins")
+    // Guarded by `lock`: a gate signed out and enrolled again replaces them on the check-in queue.
     private var outbox: OutboxService?
     private var events: EventStreamConsumer?
+    private var network: (outbox: OutboxService?, events: EventStreamConsumer?) { lock.withLock { (outbox, events) } }
 
     public init(core: ClientCore, terminal: any Terminal, clock: any WallClock, options: Options, notifier: SystemdNotifier,
          readCodes: @escaping (FrameView) throws -> [String]) {
@@ -59,8 +65,22 @@ public final class KioskRunner: @unchecked Sendable {
 
     var isStopping: Bool { lock.withLock { stopping } }
 
-    /// Starts the outbox drain and the event stream; call before `scan`.
+    /// Why the gate is signed out, if it is (for tests and the status line).
+    public var signedOutReason: String? { lock.withLock { signedOut } }
+    /// Signalled when the gate signs out or comes back (what tests wait on).
+    public let signedOutChanges = ChangeSignal()
+
+    /// Starts the outbox drain and the event stream; call before `scan`. A gate whose token was
+    /// revoked starts signed out.
     public func start() throws(ClientError) {
+        if let revoked = try core.scannerRevocation() {
+            signOut(revoked)
+            return
+        }
+        try startNetwork()
+    }
+
+    private func startNetwork() throws(ClientError) {
         let outbox = OutboxService(core: core) { [weak self] report, online in
             self?.lock.withLock { self?.online = online }
             // Check-ins queued while offline have now been decided: show what they became.
@@ -73,7 +93,7 @@ public final class KioskRunner: @unchecked Sendable {
                 self?.record(decision)
             }
         }
-        self.outbox = outbox
+        lock.withLock { self.outbox = outbox }
         outbox.start()
         let events = try core.eventConsumer(credential: .scanner, onStatus: { [weak self] status in
             guard let self else { return }
@@ -81,11 +101,14 @@ public final class KioskRunner: @unchecked Sendable {
             case .connected: log("event stream: live")
             case .waiting(let retryIn, let error):
                 log("event stream: offline (\(ClientCommands.sentence(for: error))); retrying in \(Int(retryIn.rounded(.up))) s")
-            case .stopped(let reason?): log("event stream stopped: \(ClientCommands.sentence(for: reason))")
+            case .stopped(let reason?):
+                log("event stream stopped: \(ClientCommands.sentence(for: reason))")
+                // A refused stream may mean an admin revoked the gate: one request tells.
+                if case .unauthorized = reason { checkIns.async { [self] in checkRevocation() } }
             case .connecting, .stopped(nil): break
             }
         }, onEvent: { [weak self] event in self?.handle(event) })
-        self.events = events
+        lock.withLock { self.events = events }
         events.start()
     }
 
@@ -128,6 +151,7 @@ public final class KioskRunner: @unchecked Sendable {
 
     public func stop() {
         lock.withLock { stopping = true }
+        let (outbox, events) = network
         events?.stop()
         outbox?.stop()
         checkIns.sync {}
@@ -137,6 +161,12 @@ public final class KioskRunner: @unchecked Sendable {
 
     private func process(_ code: String) {
         defer { lock.withLock { deduplicator.finishProcessing(code, at: clock.now()) } }
+        if let reason = lock.withLock({ signedOut }) {
+            guard resumeIfEnrolledAgain() else {
+                show(.signedOut(code: code, reason: reason))
+                return
+            }
+        }
         let decision = checkIn(code, confirmApprovalRequest: false)
         guard let decision else { return }
         if decision.result == ScanResult.approvalRequired.rawValue {
@@ -163,11 +193,15 @@ public final class KioskRunner: @unchecked Sendable {
                 return GateDecision.from(answer, code: code)
             case .queued:
                 lock.withLock { online = false }
-                outbox?.poke()
+                network.outbox?.poke()
                 return .queued(code: code)
             case .refused(let status, _, _):
                 return .refused(ScanResult(refusalStatus: status), code: code)
             case .needsLogin(_, let message):
+                if let revoked = try core.scannerRevocation() {
+                    signOut(revoked)
+                    return .signedOut(code: code, reason: revoked)
+                }
                 log("the server refused this kiosk's session (\(message)); log in again — scans are queued meanwhile")
                 return .queued(code: code)
             }
@@ -175,6 +209,46 @@ public final class KioskRunner: @unchecked Sendable {
             log("check-in of a scanned code failed: \(ClientCommands.sentence(for: error))")
             return nil
         }
+    }
+
+    // MARK: - Signed out by an admin
+
+    /// Stops the network work for good (no retry, no renewal), says why once, and waits.
+    private func signOut(_ reason: String) {
+        let first = lock.withLock { () -> Bool in
+            guard signedOut == nil else { return false }
+            signedOut = reason
+            return true
+        }
+        guard first else { return }
+        let (outbox, events) = network
+        events?.stop()
+        outbox?.stop()
+        log("this kiosk was signed out by an admin (\(reason)); it checks nobody in until it is enrolled again: gatepass kiosk enrol CODE --server URL")
+        signedOutChanges.signal()
+    }
+
+    /// After a stream refused: asks once whether the token was revoked, and signs out if so.
+    private func checkRevocation() {
+        do {
+            try core.probeScannerToken()
+        } catch {
+            if let revoked = try? core.scannerRevocation() { signOut(revoked) }
+        }
+    }
+
+    /// A new enrolment (or login) clears the revocation in the state file: the gate starts again.
+    private func resumeIfEnrolledAgain() -> Bool {
+        guard (try? core.scannerRevocation()) ?? nil == nil, !isStopping else { return false }
+        do {
+            try startNetwork()
+        } catch {
+            return false
+        }
+        lock.withLock { signedOut = nil; online = true }
+        log("enrolled again: scanning")
+        signedOutChanges.signal()
+        return true
     }
 
     private func record(_ decision: GateDecision) {
@@ -214,6 +288,7 @@ public final class KioskRunner: @unchecked Sendable {
         case .denied: ("\u{1B}[1;37;41m", "\u{07}")
         case .approvalRequested: ("\u{1B}[1;30;43m", "")
         case .queuedOffline: ("\u{1B}[1;37;44m", "")
+        case .signedOut: ("\u{1B}[1;37;41m", "\u{07}")
         }
         terminal.out("\(bell)\(color)  \(decision.line)  \u{1B}[0m")
     }

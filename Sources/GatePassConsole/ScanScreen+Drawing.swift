@@ -13,13 +13,14 @@ extension ScanScreen {
         case .approvalRequested:
             decision.result == ScanResult.approvalRequired.rawValue ? "APPROVAL NEEDED" : "APPROVAL REQUESTED"
         case .queuedOffline: "QUEUED OFFLINE"
+        case .signedOut: "SIGNED OUT"
         }
     }
 
     static func role(_ outcome: GateDecision.Outcome) -> Canvas.Style.Role {
         switch outcome {
         case .admitted: .ok
-        case .denied: .danger
+        case .denied, .signedOut: .danger
         case .approvalRequested, .queuedOffline: .warning
         }
     }

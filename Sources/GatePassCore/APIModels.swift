@@ -55,10 +55,25 @@ public struct Checkpoint: Codable, Sendable, Equatable {
     public var organizationId: String
     public var isDefault: Bool
     public var createdAt: Timestamp
+    /// A retired gate keeps its history but issues no scanner token or enrolment (api.md
+    /// "Users, checkpoints, scanner tokens").
+    public var retired: Bool
 
-    public init(id: String, name: String, organizationId: String, isDefault: Bool, createdAt: Timestamp) {
+    public init(id: String, name: String, organizationId: String, isDefault: Bool, createdAt: Timestamp,
+                retired: Bool = false) {
         self.id = id; self.name = name; self.organizationId = organizationId; self.isDefault = isDefault
-        self.createdAt = createdAt
+        self.createdAt = createdAt; self.retired = retired
+    }
+
+    enum CodingKeys: String, CodingKey { case id, name, organizationId, isDefault, createdAt, retired }
+    /// `retired` may be absent: servers before issue 12 and lists cached by older clients lack it.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try c.decode(String.self, forKey: .id), name: try c.decode(String.self, forKey: .name),
+                  organizationId: try c.decode(String.self, forKey: .organizationId),
+                  isDefault: try c.decode(Bool.self, forKey: .isDefault),
+                  createdAt: try c.decode(Timestamp.self, forKey: .createdAt),
+                  retired: try c.decodeIfPresent(Bool.self, forKey: .retired) ?? false)
     }
 }
 

@@ -34,6 +34,10 @@ public enum AuditAction: String, Codable, Sendable, CaseIterable {
     case checkpointUpdate = "checkpoint.update"
     case scannerTokenCreate = "scanner-token.create"
     case scannerTokenRevoke = "scanner-token.revoke"
+    /// An admin made a kiosk's one-time enrolment code.
+    case kioskCreate = "kiosk.create"
+    /// A kiosk used its code and got its credential (the actor is the kiosk).
+    case kioskEnrol = "kiosk.enrol"
     case sessionLogin = "session.login"
     case sessionLogout = "session.logout"
     case mailTest = "mail.test"

@@ -10,6 +10,9 @@ public struct GateDecision: Sendable, Equatable, Codable {
         case approvalRequested = "approval-requested"
         /// The server is unreachable: the check-in waits in the outbox and is sent later.
         case queuedOffline = "queued-offline"
+        /// An admin revoked this gate's credential (or retired its checkpoint): nothing is
+        /// checked in until the kiosk is enrolled again.
+        case signedOut = "signed-out"
     }
 
     public var outcome: Outcome
@@ -77,6 +80,11 @@ public struct GateDecision: Sendable, Equatable, Codable {
         GateDecision(outcome: .queuedOffline, code: code, reason: "the server is unreachable; the check-in will be sent when it is back")
     }
 
+    /// What a signed-out gate answers every pass with, until it is enrolled again.
+    public static func signedOut(code: String, reason: String) -> GateDecision {
+        GateDecision(outcome: .signedOut, code: code, reason: reason)
+    }
+
     /// The one line the gate prints: outcome first, in capitals, then who and why. The code,
     /// name and reason (which may hold an approver's note) came from outside: their controls
     /// and invisible characters are spelled out, so no scanned text can redraw the line.
@@ -88,6 +96,7 @@ public struct GateDecision: Sendable, Equatable, Codable {
         case .denied: return "DENIED  \(who) — \(reason)"
         case .approvalRequested: return "APPROVAL REQUESTED  \(who) — \(reason)"
         case .queuedOffline: return "QUEUED OFFLINE  \(who) — \(reason)"
+        case .signedOut: return "SIGNED OUT  \(who) — \(reason)"
         }
     }
 }

@@ -34,6 +34,12 @@ public final class GatePassApplication: HTTPResponder {
     let composer: MailComposer
     /// Every change's entry, chained (api.md "Audit log").
     let auditLog: AuditLog
+    /// When each scanner token's use was last written (see `noteUse`); emptied by the purge.
+    private let lastUseRecorded = Locked<[String: Date]>([:])
+    /// Wrong kiosk enrolment codes in the current minute (see `EnrolmentThrottle`).
+    let enrolmentThrottle: EnrolmentThrottle
+    /// Keys the HMAC under which enrolment codes are stored.
+    let enrolmentCodeKey: [UInt8]
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
     private let keysInProgress = Locked<Set<String>>([])
 
@@ -61,6 +67,8 @@ public final class GatePassApplication: HTTPResponder {
             secret: secret, devMode: devMode)
         timeZone = configuration.resolvedTimeZone
         fingerprintKey = secret.key(for: "idempotency-fingerprint")
+        enrolmentCodeKey = secret.key(for: "kiosk-enrolment-code")
+        enrolmentThrottle = EnrolmentThrottle(perMinute: configuration.enrolmentAttemptsPerMinute)
         let passTokenKey = secret.key(for: "pass-page-token")
         self.mail = mail
         self.passes = passes
@@ -221,11 +229,28 @@ public final class GatePassApplication: HTTPResponder {
         guard let principal = try Sessions.principal(for: claims, now: now, tx) else {
             throw APIError.unauthorized("the session has ended; log in again")
         }
-        // A scanner token outlives a change of the user's rights only as long as they still allow scanning.
+        // A scanner token outlives a change of the user's rights only as long as they still allow
+        // scanning (a kiosk's credential is not the user's: it goes on).
         if case .scanner = principal.credential, !principal.user.principalKind.mayScan {
             throw APIError.unauthorized("this scanner token's user may no longer scan")
         }
+        if principal.tokenKind == .scanner { noteUse(ofScannerSession: principal.sessionId, at: now) }
         return principal
+    }
+
+    /// Records a scanner token's use for `GET /api/admin/scanner-tokens`, at most once a
+    /// minute per token: the write joins the writer's next group commit and nobody waits for
+    /// it, so a check-in does not pay a write of its own.
+    private func noteUse(ofScannerSession sessionId: String, at now: Date) {
+        let due = lastUseRecorded.withLock { recorded -> Bool in
+            if let last = recorded[sessionId], now.timeIntervalSince(last) < 60, now >= last { return false }
+            recorded[sessionId] = now
+            return true
+        }
+        guard due else { return }
+        store.writeAsync({ tx in try tx.sessions.recordUse(id: sessionId, at: now) }) { [logSink] result in
+            if case .failure(let error) = result { logSink.log("a scanner token's last use was not recorded: \(error)") }
+        }
     }
 
     func metricsResponse(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -400,6 +425,7 @@ public final class GatePassApplication: HTTPResponder {
                 try tx.push.purgeDeliveries(createdBefore: hoursAgo(self.configuration.pushDeliveryRetentionHours))
                 try tx.mail.purge(finishedBefore: hoursAgo(self.configuration.mailLogRetentionHours))
             }
+            lastUseRecorded.withLock { $0.removeAll() }
         } catch {
             logSink.log("purge failed: \(error)")
         }

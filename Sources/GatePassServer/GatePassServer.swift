@@ -13,6 +13,7 @@ public final class GatePassServer: @unchecked Sendable {
     let http: HTTPServer
     public let port: UInt16
     private let maintenance: DispatchSourceTimer
+    private let autoCheckoutTimer: DispatchSourceTimer
 
     /// Opens the database (migrating it), loads or creates the secret, and starts listening.
     public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any WallClock = SystemWallClock(),
@@ -74,6 +75,14 @@ public final class GatePassServer: @unchecked Sendable {
         }
         timer.resume()
         maintenance = timer
+        // The end-of-day check-out catches up at start (the server may have been down at its
+        // time), then looks every minute; it runs once per site-local day whatever the calls.
+        application.runAutoCheckout()
+        let endOfDay = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        endOfDay.schedule(deadline: .now() + 60, repeating: 60)
+        endOfDay.setEventHandler { [application] in application.runAutoCheckout() }
+        endOfDay.resume()
+        autoCheckoutTimer = endOfDay
         mail.listening(at: baseURL)
         application.mailWorker.start()
         // A bad mail setting is named at start (in the log, and on stderr when the log is
@@ -116,6 +125,7 @@ public final class GatePassServer: @unchecked Sendable {
     /// it is not applied); a push-test wait, or anything else unanswered, 503 `UNAVAILABLE`.
     public func stop(grace: Duration = .seconds(10)) {
         maintenance.cancel()
+        autoCheckoutTimer.cancel()
         application.mailWorker.stop()
         // Streams end first: they never finish by themselves, and the hub reads the store.
         application.eventHub.stop()

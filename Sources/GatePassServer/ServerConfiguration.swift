@@ -28,6 +28,11 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var tokenLifetimeSeconds: Int = 43_200
     /// Scanner token lifetime (api.md: 30 days).
     public var scannerTokenLifetimeSeconds: Int = 2_592_000
+    /// An enrolled kiosk's credential lifetime (api.md: `kioskTokenLifetimeDays`, default 365).
+    public var kioskTokenLifetimeDays: Int = 365
+    /// Wrong kiosk enrolment codes the server takes per minute, from everyone together
+    /// (requests carry no client address here); beyond, 429 until the minute is over.
+    public var enrolmentAttemptsPerMinute: Int = 10
     /// Largest request body accepted (api.md: 65,536 bytes).
     public var bodyLimitBytes: Int = 65_536
     /// HTTP worker threads. Writers wait for their commit, so more threads than cores lets
@@ -94,6 +99,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case host, port, database, secretFile, otpLifetimeSeconds, otpMaxWrongTries, otpSendsPerHour
         case otpResendIntervalSeconds, otpDeliveryCommand, tokenLifetimeSeconds, scannerTokenLifetimeSeconds
+        case kioskTokenLifetimeDays, enrolmentAttemptsPerMinute
         case bodyLimitBytes, threads, idempotencyRetentionHours, sqliteSynchronous, metricsToken, timeZone
         case eventRetentionHours, pushDeliveryRetentionHours, mailLogRetentionHours, eventPingSeconds, pushFailAfterSeconds, maxConnections
         case maxConnectionsPerIP, trustedProxies, headerTimeoutSeconds, bodyTimeoutSeconds, keepAliveTimeoutSeconds
@@ -117,6 +123,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         otpDeliveryCommand = try c.decodeIfPresent(String.self, forKey: .otpDeliveryCommand)
         tokenLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds
         scannerTokenLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .scannerTokenLifetimeSeconds) ?? d.scannerTokenLifetimeSeconds
+        kioskTokenLifetimeDays = try c.decodeIfPresent(Int.self, forKey: .kioskTokenLifetimeDays) ?? d.kioskTokenLifetimeDays
+        enrolmentAttemptsPerMinute = try c.decodeIfPresent(Int.self, forKey: .enrolmentAttemptsPerMinute)
+            ?? d.enrolmentAttemptsPerMinute
         bodyLimitBytes = try c.decodeIfPresent(Int.self, forKey: .bodyLimitBytes) ?? d.bodyLimitBytes
         threads = try c.decodeIfPresent(Int.self, forKey: .threads) ?? d.threads
         idempotencyRetentionHours = try c.decodeIfPresent(Int.self, forKey: .idempotencyRetentionHours) ?? d.idempotencyRetentionHours
@@ -178,6 +187,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try require(otpResendIntervalSeconds >= 0, "otpResendIntervalSeconds must not be negative")
         try require(tokenLifetimeSeconds > 0, "tokenLifetimeSeconds must be positive")
         try require(scannerTokenLifetimeSeconds > 0, "scannerTokenLifetimeSeconds must be positive")
+        try require((1...3650).contains(kioskTokenLifetimeDays), "kioskTokenLifetimeDays must be 1 to 3650")
+        try require(enrolmentAttemptsPerMinute > 0, "enrolmentAttemptsPerMinute must be positive")
         try require(bodyLimitBytes > 0, "bodyLimitBytes must be positive")
         try require((1...256).contains(threads), "threads must be between 1 and 256")
         try require(idempotencyRetentionHours >= 24, "idempotencyRetentionHours must be at least 24 (api.md)")

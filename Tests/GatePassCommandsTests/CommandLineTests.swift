@@ -73,7 +73,8 @@ func temporaryPath(_ name: String) -> String {
               demo             Try it: a demo server with demo data and the console logged in against it, in one command.
               serve            Run the HTTP API server.
               user             List, add, update and disable users (add --db: bootstrap a database file).
-              checkpoint add   Add a checkpoint (gate) to an organization in the database file.
+              checkpoint       List, rename and retire checkpoints (add --db: bootstrap a database file).
+              scanner-token    List and revoke scanner tokens, enrolled kiosks included.
               login            Log in with a one-time code (stores the session on this device).
               logout           Unregister this device's push token and end the session.
               whoami           Show who is logged in.
@@ -94,7 +95,7 @@ func temporaryPath(_ name: String) -> String {
               outbox           Inspect and replay queued mutations: list, dead, drain, retry ID.
               events           Follow the live events (approvals, arrivals, notifications) until Ctrl-C.
               console          The full-screen terminal console: approvals (live), scan, history, profile and outbox.
-              kiosk            Run the unattended gate: scan passes from a camera and check them in.
+              kiosk            Run the unattended gate: scan passes from a camera and check them in (enrol, enrol-code).
               push-test        Send a test event to registered device tokens and report which were delivered.
               push-deliveries  List the push deliveries of one device token.
               scan             Read QR codes from image files, a folder or a Y4M recording and print each new one.
@@ -122,7 +123,7 @@ func temporaryPath(_ name: String) -> String {
             """)
     }
 
-    @Test(arguments: [["checkpoint", "add", "--help"], ["checkpoint", "-h"]])
+    @Test(arguments: [["checkpoint", "add", "--help"], ["checkpoint", "add", "-h"]])
     func subcommandHelp(arguments: [String]) {
         let terminal = RecordingTerminal()
         let status = GatePassCLI.main(["gatepass"] + arguments, terminal: terminal)

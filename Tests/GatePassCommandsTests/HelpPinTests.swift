@@ -91,6 +91,31 @@ import Testing
               -h, --help           Show help information.
 
             """#),
+        (["checkpoint"], #"""
+            OVERVIEW: The checkpoints (gates) of your organization, through the server (OWNER/ADMIN): list them, rename one, retire one (its scanner tokens and kiosks stop at once). gatepass checkpoint add --db adds one to a database file directly.
+
+            USAGE: gatepass checkpoint <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              list    The organization's checkpoints: name, default, retired, id.
+              add     Add a checkpoint to an organization in a database file (bootstrapping).
+              rename  Rename a checkpoint.
+              retire  Retire a checkpoint: its scanner tokens and kiosks stop at once (--undo brings it back).
+
+            """#),
+        (["checkpoint", "list"], #"""
+            OVERVIEW: The checkpoints (gates) of your organization, oldest first.
+
+            USAGE: gatepass checkpoint list [--json]
+
+            OPTIONS:
+              --json      Print the API's page: {"items": [Checkpoint], "nextCursor"}.
+              -h, --help  Show help information.
+
+            """#),
         (["checkpoint", "add"], #"""
             OVERVIEW: Add a checkpoint (a gate) to an organization in a Gate Pass database file.
 
@@ -102,6 +127,70 @@ import Testing
               --name N             The checkpoint's name, unique in its organization.
               --secret-file FILE   The server's secret, which holds the audit key (default <db>.secret).
               -h, --help           Show help information.
+
+            """#),
+        (["checkpoint", "rename"], #"""
+            OVERVIEW: Rename a checkpoint of your organization (OWNER/ADMIN).
+
+            USAGE: gatepass checkpoint rename CHECKPOINT --name N [--json]
+
+            ARGUMENTS:
+              CHECKPOINT  The checkpoint's id (see gatepass checkpoint list).
+
+            OPTIONS:
+              --name N    The new name, unique in the organization.
+              --json      Print the checkpoint as the API shapes it.
+              -h, --help  Show help information.
+
+            """#),
+        (["checkpoint", "retire"], #"""
+            OVERVIEW: Retire a checkpoint of your organization (OWNER/ADMIN): its scanner tokens and enrolled kiosks stop at once, and it gets no new ones. The default checkpoint cannot be retired.
+
+            USAGE: gatepass checkpoint retire CHECKPOINT [--undo] [--json]
+
+            ARGUMENTS:
+              CHECKPOINT  The checkpoint's id (see gatepass checkpoint list).
+
+            OPTIONS:
+              --undo      Bring a retired checkpoint back (its old tokens stay ended).
+              --json      Print the checkpoint as the API shapes it.
+              -h, --help  Show help information.
+
+            """#),
+        (["scanner-token"], #"""
+            OVERVIEW: The live scanner tokens of your organization (OWNER/ADMIN): who made each, at which checkpoint, when it was last used; revoke one and its kiosk is signed out.
+
+            USAGE: gatepass scanner-token <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              list    The live scanner tokens, kiosks included, with their last use.
+              revoke  Revoke a scanner token: its kiosk's next request is refused (REVOKED).
+
+            """#),
+        (["scanner-token", "list"], #"""
+            OVERVIEW: The live scanner tokens of your organization, newest first (OWNER/ADMIN): people's and enrolled kiosks', with their checkpoint and last use (recorded at most once a minute).
+
+            USAGE: gatepass scanner-token list [--limit N] [--json]
+
+            OPTIONS:
+              --limit N   How many tokens (default 50, at most 500).
+              --json      Print the API's page: {"items": [{id, checkpointId, createdBy, createdAt, expiresAt, lastUsedAt, kioskName}], "nextCursor"}.
+              -h, --help  Show help information.
+
+            """#),
+        (["scanner-token", "revoke"], #"""
+            OVERVIEW: Revoke a scanner token (OWNER/ADMIN): its next request is refused with REVOKED and its kiosk shows that it was signed out and waits for a new enrolment. The person's login is untouched (to stop it too, disable the user).
+
+            USAGE: gatepass scanner-token revoke ID
+
+            ARGUMENTS:
+              ID  The token's id (see gatepass scanner-token list).
+
+            OPTIONS:
+              -h, --help  Show help information.
 
             """#),
         (["login"], #"""
@@ -312,7 +401,7 @@ import Testing
             USAGE: gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--json]
 
             OPTIONS:
-              --server URL      The server the kiosk is logged in to (checked against the session; default: that one).
+              --server URL      The server the kiosk is logged in to or enrolled on (checked against it; default: that one).
               --device DEV      A V4L2 camera (/dev/video0, or a stable name under /dev/v4l/by-id/), read until stopped; it is reopened with backoff when unplugged and plugged back in.
               --image FILE…     One or more PGM, PNG or JPEG files, read once in order (--image A B and --image A --image B both work).
               --dir DIR         A folder's images in name order, read once (hidden files and subfolders are skipped).
@@ -322,6 +411,37 @@ import Testing
               --cooldown S      A pass counts again only after this many seconds out of view (default 3).
               --json            Print one JSON object per decision instead of the line.
               -h, --help        Show help information.
+
+            SUBCOMMANDS:
+              enrol       Enrol this device as a gate's kiosk with a one-time code (then no login is needed).
+              enrol-code  Make a one-time enrolment code for a kiosk (OWNER/ADMIN).
+
+            An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment.
+
+            """#),
+        (["kiosk", "enrol"], #"""
+            OVERVIEW: Enrol this device as a gate's kiosk with a one-time code: the credential (bound to the gate, not to a person: no logout or disable of a user stops it) is kept in the state file, and gatepass kiosk then runs without a login. State lives in $GATEPASS_STATE_DIR (default $XDG_STATE_HOME/gatepass or ~/.local/state/gatepass).
+
+            USAGE: gatepass kiosk enrol CODE --server URL
+
+            ARGUMENTS:
+              CODE  The one-time code an admin made with gatepass kiosk enrol-code.
+
+            OPTIONS:
+              --server URL  The Gate Pass server, e.g. https://gatepass.example.com.
+              -h, --help    Show help information.
+
+            """#),
+        (["kiosk", "enrol-code"], #"""
+            OVERVIEW: Make a one-time enrolment code for a kiosk at a checkpoint (OWNER/ADMIN). It works once, for 10 minutes: on the kiosk, run gatepass kiosk enrol CODE --server URL.
+
+            USAGE: gatepass kiosk enrol-code --checkpoint ID --name N [--json]
+
+            OPTIONS:
+              --checkpoint ID  The checkpoint the kiosk will stand at (see gatepass checkpoint list).
+              --name N         The kiosk's name, as the token list shows it.
+              --json           Print {id, enrolmentCode, expiresAt}.
+              -h, --help       Show help information.
 
             """#),
         (["push-test"], #"""

@@ -104,6 +104,13 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         .adminRetentionRun:             [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
         .adminVisitorErase:             [200,  403,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
         .adminVisitorExport:            [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        // The cell's checkpoint and scanner token are the first organization's: another's owner gets 404.
+        .checkpointsUpdate:             [200,  200,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        .adminScannerTokens:            [200,  200,  403,  403,  403,  403,  401,  401,  200,  403,  403,  403],
+        .adminScannerTokenRevoke:       [204,  204,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        .adminKiosksCreate:             [201,  201,  403,  403,  403,  403,  401,  401,  404,  403,  403,  403],
+        // The code is the credential: any valid token is not looked at; a garbage one is 401 as everywhere.
+        .scannerEnrol:                  [201,  201,  201,  201,  201,  201,  201,  401,  201,  201,  201,  201],
 
         .adminAudit:                    [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403,  403],
         .adminAuditCSV:                 [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403,  403],
@@ -280,6 +287,19 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         case .blocklistRemove:
             let entry = try server.block(world.setupToken, ["email": "blocked\(cell)@visitors.test"])
             return ("DELETE", "/api/blocklist/\(try #require(entry["id"] as? String))", nil)
+        case .checkpointsUpdate:
+            let checkpoint = try server.addCheckpoint("Matrix gate \(cell)", token: world.setupToken)
+            return ("PATCH", "/api/checkpoints/\(checkpoint)", ["name": "Matrix gate \(cell) renamed"])
+        case .adminScannerTokens: return ("GET", "/api/admin/scanner-tokens", nil)
+        case .adminScannerTokenRevoke:
+            _ = try server.scannerToken(world.setupToken)
+            let newest = try #require(try server.scannerTokens(world.setupToken).first?["id"] as? String)
+            return ("POST", "/api/admin/scanner-tokens/\(newest)/revoke", nil)
+        case .adminKiosksCreate:
+            return ("POST", "/api/admin/kiosks", ["checkpointId": world.site.mainGate, "name": "Matrix kiosk \(cell)"])
+        case .scannerEnrol:
+            return ("POST", "/api/visitor-scanner/enrol",
+                    ["enrolmentCode": try server.enrolmentCode(world.site.mainGate, token: world.setupToken)])
         default: Issue.record("\(route) has no request in the matrix"); return ("GET", "/", nil)
         }
         /// A walk-in at the first organization's gate: unassigned, so every user of that

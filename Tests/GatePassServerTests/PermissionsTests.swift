@@ -49,6 +49,8 @@ struct PermissionsTests {
         (.healthz,                   "A A A A A A A A"),
         (.metrics,                   "A A A A A A A A"),
         (.passPage,                  "A A A A A A A A"),
+        // a kiosk's one-time enrolment code is its credential
+        (.scannerEnrol,              "A A A A A A A A"),
         // any user, not a scanner token
         (.authMe,                    "U A A A A A F A"),
         (.authLogout,                "U A A A A A F A"),
@@ -117,6 +119,11 @@ struct PermissionsTests {
         (.adminRetentionRun,         "U A A F F F F F"),
         (.adminVisitorErase,         "U A F F F F F F"),
         (.adminVisitorExport,        "U A A F F F F F"),
+        // the gates: OWNER, ADMIN
+        (.checkpointsUpdate,         "U A A F F F F F"),
+        (.adminScannerTokens,        "U A A F F F F F"),
+        (.adminScannerTokenRevoke,   "U A A F F F F F"),
+        (.adminKiosksCreate,         "U A A F F F F F"),
         // the audit log: read like the scan history (PLATFORM_ADMIN too, read only)
         (.adminAudit,                "U A A F F A F F"),
         (.adminAuditCSV,             "U A A F F A F F"),
@@ -154,7 +161,9 @@ struct PermissionsTests {
     // MARK: - Derived properties, stated in api.md's words
 
     /// The pass page is public too: its unguessable token is the credential (api.md "Site operations").
-    static let publicRoutes: Set<Endpoint> = [.authSendOTP, .authVerifyOTP, .authDevPeekOTP, .healthz, .metrics, .passPage]
+    /// So is a kiosk's enrolment: the one-time code is the credential.
+    static let publicRoutes: Set<Endpoint> = [.authSendOTP, .authVerifyOTP, .authDevPeekOTP, .healthz, .metrics, .passPage,
+                                              .scannerEnrol]
 
     @Test(arguments: Self.servedEndpoints)
     func anonymousIsOnlyAllowedOnPublicRoutesAndOtherwiseUnauthenticated(route: Endpoint) {
@@ -180,8 +189,9 @@ struct PermissionsTests {
         let platformAdmin = PrincipalKind.user(.platformAdmin, canScanCheckpoint: true)
         let allowedPosts = Self.allowedEndpoints(for: platformAdmin).filter { $0.method == .post }
         // Only the login flow, logout and an event ticket (signed, not stored: it changes
-        // nothing); no visitor, approver, scanner or checkpoint mutation.
-        #expect(Set(allowedPosts) == [.authSendOTP, .authVerifyOTP, .authLogout, .eventsTicket])
+        // nothing), and a kiosk's enrolment (public: the code is the credential, the token is not
+        // looked at); no visitor, approver, scanner or checkpoint mutation.
+        #expect(Set(allowedPosts) == [.authSendOTP, .authVerifyOTP, .authLogout, .eventsTicket, .scannerEnrol])
     }
 
     @Test func mayScan() {

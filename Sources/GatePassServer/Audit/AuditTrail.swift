@@ -12,8 +12,12 @@ struct AuditActor: Sendable, Equatable {
 }
 
 extension Principal {
-    /// A person's token, login or scanner, names the person: they answer for what it did.
-    var auditActor: AuditActor { AuditActor(kind: .user, id: user.id) }
+    /// A person's token, login or scanner, names the person: they answer for what it did. An
+    /// enrolled kiosk's credential is no person's: it names the kiosk.
+    var auditActor: AuditActor {
+        if case .kiosk(let kioskId, _) = credential { return AuditActor(kind: .kiosk, id: kioskId) }
+        return AuditActor(kind: .user, id: user.id)
+    }
 }
 
 /// The `before`/`after` of one entry: canonical JSON objects (keys sorted) of the changed fields

@@ -127,10 +127,16 @@ struct TokenSigner: Sendable {
 }
 
 /// Who is calling, once the token and its session have been checked.
+///
+/// A kiosk's credential (api.md `POST /api/visitor-scanner/enrol`) is bound to its gate, not to
+/// a person: its `user` is the admin who made the enrolment code, kept only for what needs a
+/// user row (the organization, the idempotency scope, a scan's `scannedBy`); the kiosk's own
+/// rights are a scanner token's, and its changes are audited as actor `kiosk`.
 struct Principal: Sendable {
     enum Credential: Sendable {
         case login
         case scanner(checkpointId: String)
+        case kiosk(kioskId: String, checkpointId: String)
     }
     var user: Profile
     var sessionId: String
@@ -141,7 +147,7 @@ struct Principal: Sendable {
     var kind: PrincipalKind {
         switch credential {
         case .login: user.principalKind
-        case .scanner: .scanner
+        case .scanner, .kiosk: .scanner
         }
     }
 
@@ -149,13 +155,17 @@ struct Principal: Sendable {
     /// Idempotency keys are scoped to the organization and the user behind the token.
     var idempotencyScope: String { user.organizationId + "/" + user.id }
     var checkpointId: String? {
-        if case .scanner(let id) = credential { return id }
-        return nil
+        switch credential {
+        case .login: nil
+        case .scanner(let id), .kiosk(_, let id): id
+        }
     }
     /// The kind of token the session was made for.
     var tokenKind: TokenClaims.Kind {
-        if case .scanner = credential { return .scanner }
-        return .login
+        switch credential {
+        case .login: .login
+        case .scanner, .kiosk: .scanner
+        }
     }
 }
 
@@ -173,9 +183,11 @@ enum Sessions {
     /// The principal behind a verified token, or nil when its session is unknown, revoked or expired.
     /// The session is read strictly first (see `SessionRepository.find`), and only then judged.
     static func principal(for claims: TokenClaims, now: Date, _ tx: any Transaction) throws -> Principal? {
-        guard let session = try tx.sessions.find(id: claims.sessionId) else { return nil }
-        guard session.revokedAt == nil, session.expiresAt.milliseconds > now.milliseconds, session.kind == claims.kind,
-              !session.userDisabled
+        guard let session = try tx.sessions.find(id: claims.sessionId), session.kind == claims.kind else { return nil }
+        if session.revokedAt != nil, let reason = session.revokedReason { throw RevokedCredential(reason: reason) }
+        // A kiosk is not a person's: the disable of the admin who enrolled it does not stop it.
+        let isKiosk = if case .kiosk = session.credential { true } else { false }
+        guard session.revokedAt == nil, session.expiresAt.milliseconds > now.milliseconds, isKiosk || !session.userDisabled
         else { return nil }
         return Principal(user: session.user, sessionId: claims.sessionId, sessionExpiresAt: session.expiresAt,
                          credential: session.credential)
@@ -186,8 +198,28 @@ enum Sessions {
         try tx.sessions.revoke(loginSession: id, at: now)
     }
 
-    /// Ends every login session and scanner token of a user (it was disabled).
+    /// Ends every login session and scanner token of a user (it was disabled); kiosks it
+    /// enrolled go on.
     static func revoke(sessionsOfUser userId: String, now: Date, _ tx: any Transaction) throws {
         try tx.sessions.revoke(sessionsOfUser: userId, at: now)
+    }
+}
+
+/// A scanner token an admin revoked, or whose checkpoint was retired: its next request is
+/// 401 `REVOKED`, which tells the kiosk not to renew it (api.md "Conventions").
+struct RevokedCredential: Error, Sendable, Equatable {
+    var reason: RevocationReason
+}
+
+/// Why a scanner session was ended by someone other than its holder (`sessions.revoked_reason`).
+enum RevocationReason: String, Sendable {
+    case admin, retired
+
+    /// What the kiosk shows (api.md: "this kiosk was signed out by an admin").
+    var message: String {
+        switch self {
+        case .admin: "this kiosk was signed out by an admin; enrol it again with a new code"
+        case .retired: "this kiosk's checkpoint was retired by an admin; enrol it again at another checkpoint"
+        }
     }
 }

@@ -26,7 +26,8 @@ struct EventStreamFilter: Sendable {
         sessionExpiresAt = principal.sessionExpiresAt
         switch principal.credential {
         case .login: subscriber = .user(principal.user)
-        case .scanner(let checkpointId): subscriber = .scanner(user: principal.user, checkpointId: checkpointId)
+        case .scanner(let checkpointId), .kiosk(_, let checkpointId):
+            subscriber = .scanner(user: principal.user, checkpointId: checkpointId)
         }
         self.deviceToken = deviceToken
     }

@@ -9,6 +9,8 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: String, Sendable {
         case badRequest = "BAD_REQUEST"
         case unauthorized = "UNAUTHORIZED"
+        /// 401: an admin revoked this kiosk's credential (or retired its checkpoint): do not renew.
+        case revoked = "REVOKED"
         case forbidden = "FORBIDDEN"
         case notFound = "NOT_FOUND"
         case methodNotAllowed = "METHOD_NOT_ALLOWED"
@@ -22,7 +24,7 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         var status: Int {
             switch self {
             case .badRequest: 400
-            case .unauthorized: 401
+            case .unauthorized, .revoked: 401
             case .forbidden: 403
             case .notFound: 404
             case .methodNotAllowed: 405
@@ -69,6 +71,7 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         switch error {
         case let error as APIError: return error
         case let error as DecisionConflict: return .conflict(error.description)
+        case let error as RevokedCredential: return APIError(code: .revoked, message: error.reason.message)
         case let error as QRPayloadError: return .badRequest(error.description)
         case is DecodingError: return .badRequest(JSONBody.describe(error))
         case let error as any DatabaseFailure where error.isClosing:

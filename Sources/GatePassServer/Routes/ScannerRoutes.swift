@@ -30,6 +30,7 @@ extension GatePassApplication {
             checkpoint = try tx.checkpoints.defaultCheckpoint(organizationId: caller.organizationId)
         }
         guard let checkpoint else { throw APIError.notFound("checkpoint") }
+        guard !checkpoint.retired else { throw APIError.conflict("the checkpoint \(checkpoint.name) is retired; choose another") }
         let claims = try Sessions.create(userId: caller.user.id, kind: .scanner, parent: caller.sessionId,
                                          checkpointId: checkpoint.id, now: call.now,
                                          lifetime: configuration.scannerTokenLifetimeSeconds, tx)

@@ -21,6 +21,8 @@ protocol Transaction {
     var mail: any MailRepository { get }
     var blocklist: any BlocklistRepository { get }
     var audit: any AuditRepository { get }
+    var kiosks: any KioskRepository { get }
+    var autoCheckout: any AutoCheckoutRepository { get }
 
     /// Runs `body` so that a throw undoes only what `body` changed (a nested transaction).
     func savepoint<T>(_ body: () throws -> T) throws -> T

@@ -5,10 +5,10 @@ import SQLite
 struct SQLiteCheckpointRepository: CheckpointRepository {
     let db: Connection
 
-    private static let checkpointColumns = "id, name, organization_id, is_default, created_at"
+    private static let checkpointColumns = "id, name, organization_id, is_default, created_at, retired_at IS NOT NULL"
     private static func checkpoint(_ row: Row) throws -> Checkpoint {
         Checkpoint(id: try row.string(0), name: try row.string(1), organizationId: try row.string(2),
-                   isDefault: try row.bool(3), createdAt: Timestamp(try row.date(4)))
+                   isDefault: try row.bool(3), createdAt: Timestamp(try row.date(4)), retired: try row.bool(5))
     }
 
     func all(organizationId: String?) throws -> [Checkpoint] {
@@ -38,5 +38,14 @@ struct SQLiteCheckpointRepository: CheckpointRepository {
 
     func exists(named name: String, organizationId: String) throws -> Bool {
         try db.scalarInt("SELECT COUNT(*) FROM checkpoints WHERE organization_id = ? AND name = ?", [organizationId, name]) != 0
+    }
+
+    func update(id: String, name: String, retired: Bool, at time: Date) throws {
+        // A checkpoint retired again keeps its first retirement time.
+        try db.execute("""
+            UPDATE checkpoints SET name = ?,
+                retired_at = CASE WHEN ? THEN COALESCE(retired_at, ?) ELSE NULL END
+            WHERE id = ?
+            """, [name, retired, time.milliseconds, id])
     }
 }

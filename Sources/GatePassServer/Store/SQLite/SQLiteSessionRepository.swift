@@ -17,16 +17,24 @@ struct SQLiteSessionRepository: SessionRepository {
     func find(id: String) throws -> StoredSession? {
         try db.queryFirst("""
             SELECT s.kind, s.checkpoint_id, s.expires_at, s.revoked_at,
-                   u.id, u.email, u.name, u.role, u.organization_id, u.can_scan, u.disabled
+                   u.id, u.email, u.name, u.role, u.organization_id, u.can_scan, u.disabled, s.revoked_reason, s.kiosk_id
             FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?
             """, [id]) { row in
             let kind = try row.parsed(0, as: "session kind", TokenClaims.Kind.init(storedName:))
             let expiresAt = try row.date(2)
             let revokedAt = try row.optionalDate(3)
             let user = try SQLiteDirectoryRepository.profile(row, from: 4)
-            let credential: Principal.Credential = kind == .login ? .login : .scanner(checkpointId: try row.string(1))
-            return StoredSession(kind: kind, credential: credential, expiresAt: expiresAt, revokedAt: revokedAt, user: user,
-                                 userDisabled: try row.bool(10))
+            let credential: Principal.Credential
+            if kind == .login {
+                credential = .login
+            } else if let kioskId = try row.optionalString(12) {
+                credential = .kiosk(kioskId: kioskId, checkpointId: try row.string(1))
+            } else {
+                credential = .scanner(checkpointId: try row.string(1))
+            }
+            return StoredSession(kind: kind, credential: credential, expiresAt: expiresAt, revokedAt: revokedAt,
+                                 revokedReason: try row.optionalParsed(11, as: "revocation reason", RevocationReason.init(rawValue:)),
+                                 user: user, userDisabled: try row.bool(10))
         }
     }
 
@@ -36,7 +44,53 @@ struct SQLiteSessionRepository: SessionRepository {
     }
 
     func revoke(sessionsOfUser userId: String, at time: Date) throws {
-        try db.execute("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [time.milliseconds, userId])
+        try db.execute("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND kiosk_id IS NULL",
+                       [time.milliseconds, userId])
+    }
+
+    func insertKiosk(id: String, kioskId: String, createdBy userId: String, checkpointId: String, createdAt: Date,
+                     expiresAt: Date) throws {
+        try db.execute("""
+            INSERT INTO sessions (id, user_id, kind, parent_session_id, checkpoint_id, created_at, expires_at, kiosk_id)
+            VALUES (?, ?, 'scanner', NULL, ?, ?, ?, ?)
+            """, [id, userId, checkpointId, createdAt.milliseconds, expiresAt.milliseconds, kioskId])
+    }
+
+    func scannerTokens(organizationId: String, now: Date, after cursor: ListCursor?,
+                       limit: Int) throws -> [(token: ScannerTokenSummary, cursor: ListCursor)] {
+        var sql = """
+            SELECT s.id, s.checkpoint_id, s.user_id, s.created_at, s.expires_at, s.last_used_at, k.name, s.rowid
+            FROM sessions s JOIN checkpoints c ON c.id = s.checkpoint_id LEFT JOIN kiosks k ON k.id = s.kiosk_id
+            WHERE s.kind = 'scanner' AND s.revoked_at IS NULL AND s.expires_at > ? AND c.organization_id = ?
+            """
+        var arguments: [any SQLBindable] = [now.milliseconds, organizationId]
+        KeysetOrder(time: "s.created_at", seq: "s.rowid").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments) { row in
+            let token = ScannerTokenSummary(id: try row.string(0), checkpointId: try row.string(1), createdBy: try row.string(2),
+                                            createdAt: Timestamp(try row.date(3)), expiresAt: Timestamp(try row.date(4)),
+                                            lastUsedAt: try row.optionalDate(5).map(Timestamp.init),
+                                            kioskName: try row.optionalString(6))
+            return (token, ListCursor(time: try row.int64(3), seq: try row.int64(7)))
+        }
+    }
+
+    func revoke(scannerToken id: String, organizationId: String, reason: RevocationReason, at time: Date) throws -> Bool {
+        try db.execute("""
+            UPDATE sessions SET revoked_at = ?, revoked_reason = ?
+            WHERE id = ? AND kind = 'scanner' AND revoked_at IS NULL AND expires_at > ?
+              AND checkpoint_id IN (SELECT id FROM checkpoints WHERE organization_id = ?)
+            """, [time.milliseconds, reason.rawValue, id, time.milliseconds, organizationId]) > 0
+    }
+
+    func revoke(scannerTokensOfCheckpoint checkpointId: String, at time: Date) throws -> Int {
+        try db.execute("""
+            UPDATE sessions SET revoked_at = ?, revoked_reason = 'retired'
+            WHERE checkpoint_id = ? AND kind = 'scanner' AND revoked_at IS NULL
+            """, [time.milliseconds, checkpointId])
+    }
+
+    func recordUse(id: String, at time: Date) throws {
+        try db.execute("UPDATE sessions SET last_used_at = ? WHERE id = ?", [time.milliseconds, id])
     }
 
     func liveSessions(among sessionIds: Set<String>, now: Date) throws -> Set<String> {
@@ -44,7 +98,7 @@ struct SQLiteSessionRepository: SessionRepository {
         return try Set(sessionIds.filter { id in
             try db.queryFirst("""
                 SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
-                WHERE s.id = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND u.disabled = 0
+                WHERE s.id = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND (u.disabled = 0 OR s.kiosk_id IS NOT NULL)
                 """, [id, nowMilliseconds]) { _ in
                 true
             } ?? false

@@ -22,6 +22,8 @@ struct SQLiteTransaction: Transaction {
     var mail: any MailRepository { SQLiteMailRepository(db: db) }
     var blocklist: any BlocklistRepository { SQLiteBlocklistRepository(db: db) }
     var audit: any AuditRepository { SQLiteAuditRepository(db: db) }
+    var kiosks: any KioskRepository { SQLiteKioskRepository(db: db) }
+    var autoCheckout: any AutoCheckoutRepository { SQLiteAutoCheckoutRepository(db: db) }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T { try db.inSavepoint(body) }
 

@@ -296,6 +296,34 @@ enum Schema {
         CREATE INDEX audit_newest ON audit_log(organization_id, at DESC, seq DESC);
         CREATE INDEX audit_entity ON audit_log(entity_id);
         """),
+        // Issue 12, checkpoints and kiosks. A retired checkpoint keeps its rows (its scans and
+        // visitors point at it) but issues no token. A revoked session says why
+        // (`revoked_reason`: 'admin' or 'retired'), so its next request can answer 401
+        // REVOKED instead of "log in again". A kiosk's credential is a scanner session with
+        // `kiosk_id` set and no parent: a logout never reaches it, and a user's disable skips
+        // it (its `user_id` is the admin who made the enrolment code, for the foreign keys of
+        // its scans). `last_used_at` is written at most once a minute per token.
+        // `auto_checkout_done_on` is the site-local day ("YYYY-MM-DD") the end-of-day check-out
+        // last ran for, so it runs once a day and catches up after downtime.
+        Migration("0007-gates", """
+        ALTER TABLE checkpoints ADD COLUMN retired_at INTEGER;
+        ALTER TABLE sessions ADD COLUMN last_used_at INTEGER;
+        ALTER TABLE sessions ADD COLUMN revoked_reason TEXT CHECK (revoked_reason IN ('admin', 'retired'));
+        CREATE TABLE kiosks (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            checkpoint_id TEXT NOT NULL REFERENCES checkpoints(id),
+            name TEXT NOT NULL,
+            created_by TEXT NOT NULL REFERENCES users(id),
+            created_at INTEGER NOT NULL,
+            code_hash BLOB UNIQUE,
+            code_expires_at INTEGER NOT NULL,
+            enrolled_at INTEGER
+        );
+        ALTER TABLE sessions ADD COLUMN kiosk_id TEXT REFERENCES kiosks(id);
+        CREATE INDEX sessions_scanner_live ON sessions(checkpoint_id) WHERE kind = 'scanner' AND revoked_at IS NULL;
+        ALTER TABLE organizations ADD COLUMN auto_checkout_done_on TEXT;
         // Issue 12, retention (api.md "Retention"). `anonymised_at` marks a visitor whose personal
         // data was removed (so a run never counts it twice); `retention_ran_on` is the site-local
         // day of an organization's last daily run (at most one a day, caught up after downtime).

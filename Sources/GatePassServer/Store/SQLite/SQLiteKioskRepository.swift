@@ -1,0 +1,48 @@
+import Foundation
+import GatePassCore
+import SQLite
+
+struct SQLiteKioskRepository: KioskRepository {
+    let db: Connection
+
+    func insert(_ kiosk: StoredKiosk, codeHash: [UInt8], createdAt: Date) throws {
+        try db.execute("""
+            INSERT INTO kiosks (id, organization_id, checkpoint_id, name, created_by, created_at, code_hash, code_expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [kiosk.id, kiosk.organizationId, kiosk.checkpointId, kiosk.name, kiosk.createdBy, createdAt.milliseconds,
+                  codeHash, kiosk.codeExpiresAt.milliseconds])
+    }
+
+    func find(codeHash: [UInt8]) throws -> StoredKiosk? {
+        try db.queryFirst("""
+            SELECT id, organization_id, checkpoint_id, name, created_by, code_expires_at, enrolled_at
+            FROM kiosks WHERE code_hash = ?
+            """, [codeHash]) { row in
+            StoredKiosk(id: try row.string(0), organizationId: try row.string(1), checkpointId: try row.string(2),
+                        name: try row.string(3), createdBy: try row.string(4), codeExpiresAt: try row.date(5),
+                        enrolledAt: try row.optionalDate(6))
+        }
+    }
+
+    func markEnrolled(kioskId: String, codeHash: [UInt8], at time: Date) throws -> Bool {
+        try db.execute("UPDATE kiosks SET code_hash = NULL, enrolled_at = ? WHERE id = ? AND code_hash = ?",
+                       [time.milliseconds, kioskId, codeHash]) == 1
+    }
+}
+
+struct SQLiteAutoCheckoutRepository: AutoCheckoutRepository {
+    let db: Connection
+
+    func scheduled() throws -> [(organizationId: String, clockTime: String, timeZone: String?, doneOn: String?)] {
+        try db.query("""
+            SELECT id, auto_checkout_at, time_zone, auto_checkout_done_on FROM organizations
+            WHERE auto_checkout_at IS NOT NULL ORDER BY id
+            """) { row in
+            (try row.string(0), try row.string(1), try row.optionalString(2), try row.optionalString(3))
+        }
+    }
+
+    func recordRun(organizationId: String, day: String) throws {
+        try db.execute("UPDATE organizations SET auto_checkout_done_on = ? WHERE id = ?", [day, organizationId])
+    }
+}
