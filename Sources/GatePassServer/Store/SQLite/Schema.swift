@@ -324,6 +324,7 @@ enum Schema {
         ALTER TABLE sessions ADD COLUMN kiosk_id TEXT REFERENCES kiosks(id);
         CREATE INDEX sessions_scanner_live ON sessions(checkpoint_id) WHERE kind = 'scanner' AND revoked_at IS NULL;
         ALTER TABLE organizations ADD COLUMN auto_checkout_done_on TEXT;
+        """),
         // Issue 12, retention (api.md "Retention"). `anonymised_at` marks a visitor whose personal
         // data was removed (so a run never counts it twice); `retention_ran_on` is the site-local
         // day of an organization's last daily run (at most one a day, caught up after downtime).
