@@ -185,6 +185,54 @@ private func object(_ value: Any?) -> [String: Any]? { value as? [String: Any] }
         }
     }
 
+    /// One of every change and bulk read the server makes through its routes: the log then
+    /// holds every action `AuditAction` declares (a new action without a route writing it, or a
+    /// route that stopped writing its entry, fails here).
+    @Test func everyDeclaredActionIsWrittenByTheRouteThatMakesIt() throws {
+        try withSite { server, site in
+            let owner = site.ownerToken
+            let visitor = try server.createVisitor(owner, ["name": "Every Action", "email": "every@example.com"])
+            let id = visitor["id"] as! String
+            #expect(try server.patch("/api/visitors/\(id)", token: owner, ["company": "Initech"]).status == 200)
+            #expect(try server.post("/api/visitors/\(id)/invite", token: owner).status == 202)
+            #expect(try server.checkIn(site.scanner, visitor["shortId"] as! String).string("result") == "CHECKED_IN")
+            #expect(try server.checkOut(site.scanner, visitor["shortId"] as! String).string("result") == "CHECKED_OUT")
+            let asking = try server.createVisitor(owner, ["name": "Needs Approval", "requiresApproval": true])
+            #expect(try server.checkIn(site.scanner, asking["shortId"] as! String, ["confirmApprovalRequest": true])
+                .string("result") == "AWAITING_APPROVAL")
+            #expect(try server.post("/api/visitors/\(asking["id"] as! String)/approve-scan", token: owner).status == 200)
+            let walkIn = try server.post("/api/visitor-scanner/walk-in-arrived", token: site.scanner, ["name": "Walk In"])
+            #expect(try server.post("/api/visitors/\(walkIn.visitor["id"] as! String)/reject-scan", token: owner).status == 200)
+            let cancelled = try server.createVisitor(owner, ["name": "Called Off"])
+            #expect(try server.post("/api/visitors/\(cancelled["id"] as! String)/cancel", token: owner).status == 200)
+            #expect(try server.post("/api/admin/visitors/\(cancelled["id"] as! String)/erase", token: owner).status == 200)
+            #expect(try server.get("/api/admin/visitors/\(id)/export", token: owner).status == 200)
+
+            let entry = try server.block(owner, ["name": "Someone Banned"])
+            #expect(try server.client().send("DELETE", "/api/blocklist/\(entry["id"] as! String)",
+                                             headers: ["Authorization": "Bearer \(owner)"]).status == 204)
+            let user = try server.post("/api/users", token: owner, ["email": "every@acme.test", "name": "Eve Ry", "role": "HOST"])
+            #expect(try server.patch("/api/users/\(user.string("id")!)", token: owner, ["name": "Eve Ryman"]).status == 200)
+            #expect(try server.post("/api/auth/logout", token: try server.login("every@acme.test")).status == 204)
+            #expect(try server.patch("/api/organization", token: owner, ["autoCheckoutAt": "19:00"]).status == 200)
+            let gate = try server.post("/api/checkpoints", token: owner, ["name": "Side door"])
+            let gateId = try #require(gate.string("id"))
+            #expect(try server.patch("/api/checkpoints/\(gateId)", token: owner, ["name": "Side entrance"]).status == 200)
+            _ = try server.enrol(try server.enrolmentCode(gateId, token: owner))
+            let token = try #require(try server.scannerTokens(owner).first?["id"] as? String)
+            #expect(try server.post("/api/admin/scanner-tokens/\(token)/revoke", token: owner).status == 204)
+            #expect(try server.post("/api/admin/mail/test", token: owner, ["to": "ops@acme.test"]).status == 202)
+            #expect(try server.post("/api/admin/retention/run", token: owner, ["dryRun": false]).status == 200)
+            #expect(try server.get("/api/admin/scan-history.csv", token: owner).status == 200)
+            #expect(try server.get("/api/admin/audit.csv", token: owner).status == 200)
+
+            let written = Set(try server.auditEntries(owner).compactMap { $0["action"] as? String })
+            let declared = Set(AuditAction.allCases.map(\.rawValue))
+            #expect(declared.subtracting(written).isEmpty, "declared but not written: \(declared.subtracting(written).sorted())")
+            #expect(written.subtracting(declared).isEmpty, "written but not declared: \(written.subtracting(declared).sorted())")
+        }
+    }
+
     @Test func aRefusedRequestLeavesNoEntry() throws {
         try withSite { server, site in
             let visitor = try server.createVisitor(site.ownerToken, ["name": "Rita Refused"])
