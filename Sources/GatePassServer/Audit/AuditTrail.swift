@@ -43,10 +43,10 @@ struct AuditValues: Sendable, Equatable {
     /// as null there); nothing when they are equal.
     static func changed<T: Encodable>(from old: T, to new: T) -> AuditValues {
         let before = fields(of: old), after = fields(of: new)
-        var changedBefore: [String: Any] = [:], changedAfter: [String: Any] = [:]
+        var changedBefore: [String: JSONValue] = [:], changedAfter: [String: JSONValue] = [:]
         for key in Set(before.keys).union(after.keys) {
-            let was = before[key] ?? NSNull(), now = after[key] ?? NSNull()
-            guard !sameValue(was, now) else { continue }
+            let was = before[key] ?? .null, now = after[key] ?? .null
+            guard was != now else { continue }
             changedBefore[key] = was
             changedAfter[key] = now
         }
@@ -59,25 +59,18 @@ struct AuditValues: Sendable, Equatable {
         AuditValues(before: nil, after: canonical(fields(of: value)))
     }
 
-    private static func fields(of value: some Encodable) -> [String: Any] {
-        let bytes = JSONBody.encode(value)
+    /// The fields as the API encodes them (`JSONValue(encoding:)`: the handlers run on the
+    /// writer's thread, where Foundation's encoder and parser cost more than the change itself).
+    private static func fields(of value: some Encodable) -> [String: JSONValue] {
         // Our own Encodable types encode to objects; anything else is a programming error.
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+        guard let encoded = try? JSONValue(encoding: value), case .object(let members) = encoded else {
             preconditionFailure("an audited value must encode to a JSON object: \(type(of: value))")
         }
-        return object
+        return members
     }
 
-    /// Two decoded JSON values compared by their canonical text (Foundation on Linux has no
-    /// general equality for `Any`).
-    private static func sameValue(_ one: Any, _ other: Any) -> Bool {
-        canonical(["v": one]) == canonical(["v": other])
-    }
-
-    private static func canonical(_ object: [String: Any]) -> String? {
-        guard !object.isEmpty else { return nil }
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
+    private static func canonical(_ members: [String: JSONValue]) -> String? {
+        members.isEmpty ? nil : JSONValue.object(members).canonicalText
     }
 }
 
