@@ -45,6 +45,7 @@ extension Endpoint {
     public static let scannerWalkIn = Endpoint(.post, "/api/visitor-scanner/walk-in-arrived", .registerWalkIn)
     public static let scannerOnSite = Endpoint(.get, "/api/visitor-scanner/on-site", .listOnSite)
     public static let scannerExpected = Endpoint(.get, "/api/visitor-scanner/expected", .listExpectedPasses)
+    public static let scannerPassKeys = Endpoint(.get, "/api/visitor-scanner/pass-keys", .listPassKeys)
 
     // MARK: - Site
     public static let adminHistoryCSV = Endpoint(.get, "/api/admin/scan-history.csv", .exportScanHistory)

@@ -311,6 +311,11 @@ public struct APIClient: Sendable {
         try request(ExpectedPasses.self, .scannerExpected, query: [("since", since)], token: scannerToken)
     }
 
+    /// The organization's pass keys (public halves), for checking GP2 signatures offline.
+    public func passKeys(token: String) throws(ClientError) -> PassKeyList {
+        try request(PassKeyList.self, .scannerPassKeys, token: token)
+    }
+
     public func checkpoints(token: String) throws(ClientError) -> Page<Checkpoint> {
         try request(Page<Checkpoint>.self, .checkpointsList, token: token)
     }
@@ -333,11 +338,15 @@ public struct CheckInBody: Codable, Sendable, Equatable {
     public var confirmApprovalRequest: Bool
     public var offline: Bool?
     public var scannedAt: Timestamp?
+    /// What the kiosk decided offline (api.md "Offline passes"), for a replay of an offline scan.
+    public var offlineDecision: ScanResult?
 
-    public init(shortId: String, confirmApprovalRequest: Bool, offline: Bool? = nil, scannedAt: Timestamp? = nil) {
+    public init(shortId: String, confirmApprovalRequest: Bool, offline: Bool? = nil, scannedAt: Timestamp? = nil,
+                offlineDecision: ScanResult? = nil) {
         self.shortId = shortId
         self.confirmApprovalRequest = confirmApprovalRequest
         self.offline = offline
         self.scannedAt = scannedAt
+        self.offlineDecision = offlineDecision
     }
 }

@@ -113,16 +113,19 @@ public struct Scan: Codable, Sendable, Equatable {
     public var scannedAt: Timestamp
     public var receivedAt: Timestamp
     public var offline: Bool
+    /// What the kiosk decided offline, for a replayed offline scan (api.md "Offline passes").
+    public var offlineDecision: ScanResult?
 
     public init(id: String, shortId: String?, raw: String?, result: ScanResult, visitorId: String?, checkpointId: String,
-                scannedBy: String, scannedAt: Timestamp, receivedAt: Timestamp, offline: Bool) {
+                scannedBy: String, scannedAt: Timestamp, receivedAt: Timestamp, offline: Bool,
+                offlineDecision: ScanResult? = nil) {
         self.id = id; self.shortId = shortId; self.raw = raw; self.result = result; self.visitorId = visitorId
         self.checkpointId = checkpointId; self.scannedBy = scannedBy; self.scannedAt = scannedAt
-        self.receivedAt = receivedAt; self.offline = offline
+        self.receivedAt = receivedAt; self.offline = offline; self.offlineDecision = offlineDecision
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, shortId, raw, result, visitorId, checkpointId, scannedBy, scannedAt, receivedAt, offline
+        case id, shortId, raw, result, visitorId, checkpointId, scannedBy, scannedAt, receivedAt, offline, offlineDecision
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -137,6 +140,7 @@ public struct Scan: Codable, Sendable, Equatable {
         try c.encode(scannedAt, forKey: .scannedAt)
         try c.encode(receivedAt, forKey: .receivedAt)
         try c.encode(offline, forKey: .offline)
+        try c.encode(offlineDecision, forKey: .offlineDecision)
     }
 }
 
@@ -220,9 +224,12 @@ public struct CheckInAnswer: Codable, Sendable, Equatable {
     public var result: ScanResult
     public var visitor: Visitor
     public var scanId: String
+    /// True when a replayed offline admission disagrees with the server's own decision
+    /// (api.md "Offline passes"); absent otherwise.
+    public var conflict: Bool?
 
-    public init(result: ScanResult, visitor: Visitor, scanId: String) {
-        self.result = result; self.visitor = visitor; self.scanId = scanId
+    public init(result: ScanResult, visitor: Visitor, scanId: String, conflict: Bool? = nil) {
+        self.result = result; self.visitor = visitor; self.scanId = scanId; self.conflict = conflict
     }
 }
 
@@ -269,10 +276,15 @@ public struct VisitorWithContext: Codable, Sendable, Equatable {
 
 /// `GET /api/visitor-scanner/expected`: `cursor` is what the next `since=` takes.
 public struct ExpectedPasses: Codable, Sendable, Equatable {
+    /// Every pass valid today that changed after the cursor, in its current state.
     public var items: [Visitor]
     public var cursor: String
+    /// Short ids of passes revoked after the cursor (cancelled, or matched by the blocklist).
+    public var revoked: [String]
 
-    public init(items: [Visitor], cursor: String) { self.items = items; self.cursor = cursor }
+    public init(items: [Visitor], cursor: String, revoked: [String]) {
+        self.items = items; self.cursor = cursor; self.revoked = revoked
+    }
 }
 
 /// The error shape of api.md: `{"error": {"code", "message"}}`.

@@ -12,7 +12,7 @@ public enum Action: String, Sendable, CaseIterable {
     case registerApproverDevice, unregisterApproverDevice
     // The gate
     case issueScannerToken, readGateStats, readScanHistory, checkIn, checkOut, lookUpVisitor, registerWalkIn
-    case listOnSite, listExpectedPasses
+    case listOnSite, listExpectedPasses, listPassKeys
     // The site
     case exportScanHistory, listCheckpoints, createCheckpoint
     case readOrganization, updateOrganization, listUsers, createUser, updateUser, readMailLog, sendTestMail
@@ -82,7 +82,7 @@ public enum Permissions {
         case .readAuditLog, .exportAuditLog: .users(readers)
         // A data-subject erase is the owner's decision alone (api.md).
         case .eraseVisitor: .users([.owner])
-        case .followEvents, .issueEventTicket: .scannerAnd(allUsers)
+        case .followEvents, .issueEventTicket, .listPassKeys: .scannerAnd(allUsers)
         case .issueScannerToken: .scannerIssuers
         case .readGateStats: .scannerAnd(managers)
         case .readScanHistory: .scannerAnd(readers)

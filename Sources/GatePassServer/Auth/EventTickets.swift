@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 import GatePassCrypto
 
 /// Event-stream tickets (api.md "Browser clients"): what a browser's `EventSource`, which

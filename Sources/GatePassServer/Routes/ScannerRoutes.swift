@@ -225,7 +225,7 @@ extension GatePassApplication {
         let today = ValidityWindow.day(containing: call.now, in: try site(call.caller.organizationId, tx).timeZone)
         let rows = try tx.visitors.changed(organizationId: call.caller.organizationId, after: since, validDuring: today,
                                            limit: 500)
-        return JSONBody.response(ExpectedPasses(items: rows.map(\.visitor), cursor: String(rows.last?.changeSequence ?? since)))
+        return JSONBody.response(ExpectedPasses(items: rows.map(\.visitor), cursor: String(rows.last?.changeSequence ?? since), revoked: []))
     }
 
     /// Today's counters for the organization; `?checkpointId=` narrows the ones that belong
