@@ -61,7 +61,8 @@ let package = Package(
         // The pass in three forms (SVG, PNG, HTML page) from one layout; glyph outlines through
         // FreeType, the PNG through MagickWand.
         .target(name: "GatePassPass", dependencies: ["QRCode", "CFreeType", "CMagickWand"]),
-        .target(name: "GatePassClient", dependencies: ["GatePassCore", "GatePassAPI", "CurlHTTP", "SQLite"]),
+        // GatePassCrypto: Ed25519 verification of GP2 passes for the kiosk's offline decisions.
+        .target(name: "GatePassClient", dependencies: ["GatePassCore", "GatePassAPI", "CurlHTTP", "SQLite", "GatePassCrypto"]),
         .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
         // The console's screens: view models, keys and drawing over plain values (no HTTP, SQLite or files).
         .target(name: "GatePassConsole", dependencies: ["GatePassCore"]),
@@ -99,7 +100,7 @@ let package = Package(
                                    "GatePassScanner", "GatePassTestSupport"]),
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
-                                   "HTTPServer", "SQLite"]),
+                                   "HTTPServer", "SQLite", "GatePassCrypto"]),
         .testTarget(name: "CursesTerminalTests", dependencies: ["CursesTerminal", "GatePassConsole"]),
         .testTarget(name: "GatePassConsoleTests",
                     dependencies: ["GatePassConsole", "GatePassConsoleServices", "GatePassCore", "GatePassClient", "GatePassScanner",

@@ -51,6 +51,7 @@ public final class ClientDatabase: @unchecked Sendable {
         );
         CREATE TABLE cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, updated_at INTEGER NOT NULL);
         """),
+        passCacheMigration,
     ]
 
     public init(directory: StateDirectory) throws(ClientError) {

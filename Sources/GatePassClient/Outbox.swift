@@ -150,12 +150,16 @@ extension ClientDatabase {
         }
     }
 
-    /// Drops everything that belongs to the previous identity: queue, dead letters, cache.
+    /// Drops everything that belongs to the previous identity: queue, dead letters, caches
+    /// (the pass cache too: another organization's passes and keys).
     func purgeIdentityData() throws(ClientError) {
         try transaction { connection in
             try connection.execute("DELETE FROM outbox")
             try connection.execute("DELETE FROM dead_letters")
             try connection.execute("DELETE FROM cache")
+            try connection.execute("DELETE FROM pass_cache_state")
+            try connection.execute("DELETE FROM pass_cache_passes")
+            try connection.execute("DELETE FROM pass_cache_on_site")
         }
     }
 }

@@ -1,0 +1,159 @@
+import Foundation
+
+/// What a scanned text names, parsed as the server's check-in parses it: a signed GP2 text
+/// (api.md "Offline passes"), or a bare short id, `GP1:` form or URL ending in one
+/// (`QRPayload`). One parse for both sides, so the kiosk and the server never disagree on
+/// whether a text is a pass at all.
+public enum ScannedPassText: Sendable, Equatable {
+    case signed(SignedPassText)
+    case unsigned(ShortID)
+
+    /// The short id the text names.
+    public var shortId: ShortID {
+        switch self {
+        case .signed(let text): text.shortId
+        case .unsigned(let id): id
+        }
+    }
+
+    /// Surrounding whitespace is ignored (as `QRPayload` ignores it). A text that starts with
+    /// `GP2:` in any case is judged as GP2 only: a malformed one is never read as something else.
+    public static func parse(_ raw: String) throws(QRPayloadError) -> ScannedPassText {
+        guard raw.utf8.count <= QRPayload.maximumRawBytes else { throw .tooLong(bytes: raw.utf8.count) }
+        let text = raw.trimmingWhitespace()
+        if text.utf8.count >= SignedPassText.prefix.utf8.count, text.prefix(4).uppercased() == SignedPassText.prefix {
+            guard let signed = SignedPassText(parsing: text) else { throw .unrecognized }
+            return .signed(signed)
+        }
+        return .unsigned(try QRPayload.shortID(from: text))
+    }
+}
+
+/// What a kiosk may decide by itself while the server does not answer (`gatepass kiosk
+/// --offline-policy`).
+public enum OfflinePolicy: String, Codable, Sendable, CaseIterable {
+    /// Nothing is judged offline: every pass is refused (`NOT_FOUND`) until the server answers.
+    case deny
+    /// Only passes in the kiosk's cache are judged, through the server's decision table.
+    case cachedOnly = "cached-only"
+    /// Cached passes as `cachedOnly`; a GP2 pass not in the cache by its signature, window and
+    /// the revocation list (never one signed with an `approval` key).
+    case signed
+}
+
+/// What the kiosk knows when the server does not answer: the day's passes and revocations
+/// from `/expected`, the organization's pass keys, and what it admitted itself since then.
+public struct OfflineCacheSnapshot: Sendable, Equatable {
+    public var visitors: [ShortID: Visitor]
+    /// Passes revoked since they were cached (cancelled, blocked): refused offline.
+    public var revoked: Set<ShortID>
+    public var keys: [PassKey]
+    /// Short ids this kiosk admitted offline since its last sync: a second scan of one is
+    /// `ALREADY_CHECKED_IN`, even where the cache does not know the visitor.
+    public var admittedSinceSync: Set<ShortID>
+
+    public init(visitors: [ShortID: Visitor] = [:], revoked: Set<ShortID> = [], keys: [PassKey] = [],
+                admittedSinceSync: Set<ShortID> = []) {
+        self.visitors = visitors; self.revoked = revoked; self.keys = keys; self.admittedSinceSync = admittedSinceSync
+    }
+}
+
+/// A kiosk's decision without the server, and what it rests on.
+public struct OfflineDecision: Sendable, Equatable {
+    public enum Basis: String, Codable, Sendable {
+        /// The cached visitor, through the server's decision table.
+        case cachedVisitor = "cached-visitor"
+        /// A GP2 pass not in the cache: its signature, window and the revocation list.
+        case signature
+        /// Nothing to judge by: the text is not a pass, its signature failed, or the policy or
+        /// the cache left the kiosk without anything to go on.
+        case none
+    }
+
+    public var result: ScanResult
+    public var basis: Basis
+    /// The cached visitor, as it would be after the decision (CHECKED_IN after an admission).
+    public var visitor: Visitor?
+    /// The short id the text names, when it is a pass text.
+    public var shortId: ShortID?
+
+    public init(result: ScanResult, basis: Basis, visitor: Visitor? = nil, shortId: ShortID? = nil) {
+        self.result = result; self.basis = basis; self.visitor = visitor; self.shortId = shortId
+    }
+
+    /// Whether the visitor may go in (`CHECKED_IN`, or `ALREADY_CHECKED_IN`: already inside).
+    public var admits: Bool { result == .checkedIn || result == .alreadyCheckedIn }
+
+    /// Decides a scan offline (pure: the caller records the scan and the admission).
+    ///
+    /// Precedence: a text that is not a pass, or a GP2 text whose signature fails (unknown,
+    /// revoked or wrong key, changed field) or that no longer matches its cached visitor
+    /// (re-issued), is `INVALID` under every policy; policy `deny` refuses the rest
+    /// (`NOT_FOUND`). A cached visitor is revoked → `BLOCKED`, else judged by `CheckIn.decide`,
+    /// the server's table, at `scannedAt` (as inside when this kiosk admitted it since the last
+    /// sync). A verified GP2 pass not in the cache, under policy `signed`, goes through the same
+    /// table as a pass whose fields are what the text signs: revoked → `BLOCKED`, admitted since
+    /// sync → `ALREADY_CHECKED_IN`, outside its window → `NOT_YET_VALID` / `EXPIRED`, an
+    /// `approval` key → `APPROVAL_REQUIRED`, else `CHECKED_IN`. Anything else is `NOT_FOUND`.
+    /// `APPROVAL_REQUIRED` refuses offline: the approval is requested once the server answers.
+    /// - Parameters:
+    ///   - text: the scanned text, as read from the code.
+    ///   - scannedAt: when it was scanned, on the kiosk's clock.
+    ///   - checkpointId: the gate the kiosk is bound to.
+    ///   - verify: Ed25519 verification `(signature, message, publicKey)` (GatePassCrypto's
+    ///     `Ed25519.verify`; the domain holds no crypto).
+    public static func decide(text: String, scannedAt: Date, cache: OfflineCacheSnapshot, policy: OfflinePolicy,
+                              checkpointId: String, verify: ([UInt8], [UInt8], [UInt8]) -> Bool) -> OfflineDecision {
+        let parsed: ScannedPassText
+        do {
+            parsed = try ScannedPassText.parse(text)
+        } catch {
+            return OfflineDecision(result: .invalid, basis: .none)
+        }
+        let shortId = parsed.shortId
+        let cached = cache.visitors[shortId]
+        var signingKey: PassKey?
+        if case .signed(let signed) = parsed {
+            guard case .verified(let key) = signed.check(against: cache.keys, verify: verify) else {
+                return OfflineDecision(result: .invalid, basis: .none, shortId: shortId)
+            }
+            if let cached, !signed.matches(cached) {
+                return OfflineDecision(result: .invalid, basis: .none, shortId: shortId)
+            }
+            signingKey = key
+        }
+        guard policy != .deny else { return OfflineDecision(result: .notFound, basis: .none, shortId: shortId) }
+        let revoked = cache.revoked.contains(shortId)
+        let admitted = cache.admittedSinceSync.contains(shortId)
+        if let cached {
+            if revoked && cached.status != .cancelled {
+                return OfflineDecision(result: .blocked, basis: .cachedVisitor, visitor: cached, shortId: shortId)
+            }
+            var judged = cached
+            if admitted && judged.status != .checkedIn {
+                judged.status = .checkedIn
+                judged.checkpointId = checkpointId
+            }
+            let decision = decideByTable(judged, at: scannedAt, checkpointId: checkpointId)
+            return OfflineDecision(result: decision.result, basis: .cachedVisitor, visitor: decision.visitor, shortId: shortId)
+        }
+        guard policy == .signed, case .signed(let signed) = parsed, let signingKey else {
+            return OfflineDecision(result: .notFound, basis: .none, shortId: shortId)
+        }
+        if revoked { return OfflineDecision(result: .blocked, basis: .signature, shortId: shortId) }
+        // The pass as the text signs it, through the very table the server runs: the precedence
+        // (already inside → window → approval → admit) is the server's, not a copy of it.
+        let signedPass = Visitor(id: "", shortId: shortId, name: "", requiresApproval: signingKey.purpose == .approval,
+                                 status: admitted ? .checkedIn : .expected, validity: signed.validity,
+                                 createdAt: signed.validity.from)
+        let decision = decideByTable(signedPass, at: scannedAt, checkpointId: checkpointId)
+        return OfflineDecision(result: decision.result, basis: .signature, shortId: shortId)
+    }
+
+    /// The server's table, offline: no approval is requested (nobody can be asked until the
+    /// server answers) and the revocation list stands in for the blocklist.
+    private static func decideByTable(_ visitor: Visitor, at scannedAt: Date, checkpointId: String) -> CheckInDecision {
+        CheckIn.decide(visitor: visitor, receivedAt: scannedAt, request: CheckInRequest(confirmApprovalRequest: false),
+                       checkpointId: checkpointId)
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import GatePassCore
+import LoopbackHTTP
+import SQLite
+import Testing
+@testable import GatePassClient
+@testable import GatePassServer
+
+/// The kiosk's pass cache (issue 13): loaded from a real server's `/expected`, kept current by
+/// deltas, kept across restarts, read strictly.
+@Suite(.serialized) struct PassCacheTests {
+    static let zone = TimeZone.current
+
+    /// A world with an admin who may scan, logged in on a kiosk core.
+    static func kiosk() throws -> (world: ClientWorld, admin: String, core: ClientCore) {
+        let world = try ClientWorld()
+        try world.addUser("guard@acme.test", role: .admin)
+        let admin = try world.token("guard@acme.test")
+        let core = try world.core()
+        try world.login(core, "guard@acme.test")
+        return (world, admin, core)
+    }
+
+    @Test func aFullLoadThenDeltasCarryCancellationsAndCheckIns() throws {
+        let (world, admin, core) = try Self.kiosk()
+        let first = try world.createVisitor(admin, name: "Ana Pop")
+        let second = try world.createVisitor(admin, name: "Ion Ionescu")
+        let load = try core.syncPassCache(timeZone: Self.zone)
+        #expect(load.fullLoad)
+        #expect(load.items == 2)
+        var snapshot = try core.store.passCacheSnapshot()
+        #expect(Set(snapshot.visitors.keys.map(\.rawValue)) == [first.shortId, second.shortId])
+        #expect(snapshot.visitors.values.allSatisfy { $0.status == .expected })
+
+        // A cancellation and a check-in at another gate arrive as items of the next delta.
+        let cancelled = try LoopbackHTTPClient(port: world.port).send("POST", "/api/visitors/\(first.id)/cancel", token: admin, json: [:])
+        #expect(cancelled.status == 200)
+        _ = try core.checkIn(code: second.shortId, confirmApprovalRequest: false)
+        let third = try world.createVisitor(admin, name: "Maria Pop")
+        let delta = try core.syncPassCache(timeZone: Self.zone)
+        #expect(!delta.fullLoad)
+        #expect(delta.items == 3, "the two changed passes and the new one, nothing else")
+        snapshot = try core.store.passCacheSnapshot()
+        #expect(snapshot.visitors[ShortID(first.shortId)!]?.status == .cancelled)
+        #expect(snapshot.visitors[ShortID(second.shortId)!]?.status == .checkedIn)
+        #expect(snapshot.visitors[ShortID(third.shortId)!]?.status == .expected)
+        // Nothing changed: an empty delta, and the age starts again.
+        let quiet = try core.syncPassCache(timeZone: Self.zone)
+        #expect(quiet.items == 0 && !quiet.fullLoad)
+
+        // The cached decision of each, offline.
+        #expect(try core.decideOffline(code: first.shortId, scannedAt: Date(), policy: .cachedOnly).result == .cancelled)
+        #expect(try core.decideOffline(code: second.shortId, scannedAt: Date(), policy: .cachedOnly).result == .alreadyCheckedIn)
+        // The on-site list came along (the evacuation roll offline).
+        #expect(try core.cachedOnSite().map(\.shortId.rawValue) == [second.shortId])
+        let status = try #require(try core.passCacheStatus())
+        #expect(status.passes == 3 && status.onSite == 1)
+    }
+
+    @Test func anOfflineAdmissionMakesTheSecondScanAlreadyInsideUntilTheServerShowsIt() throws {
+        let (world, admin, core) = try Self.kiosk()
+        let pass = try world.createVisitor(admin)
+        try core.syncPassCache(timeZone: Self.zone)
+        #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .cachedOnly).result == .checkedIn)
+        #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .cachedOnly).result == .alreadyCheckedIn)
+        // A delta before the replay still shows EXPECTED: the admission holds.
+        _ = try LoopbackHTTPClient(port: world.port).send("PATCH", "/api/visitors/\(pass.id)", token: admin, json: ["company": "Acme"])
+        try core.syncPassCache(timeZone: Self.zone)
+        #expect(try core.passCacheStatus()?.admittedOffline == 1)
+        #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .cachedOnly).result == .alreadyCheckedIn)
+        // The replay reached the server: the next delta shows the visitor inside, the admission is done.
+        _ = try core.checkIn(code: pass.shortId, confirmApprovalRequest: false)
+        try core.syncPassCache(timeZone: Self.zone)
+        #expect(try core.passCacheStatus()?.admittedOffline == 0)
+        #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .cachedOnly).result == .alreadyCheckedIn)
+    }
+
+    @Test func theCacheSurvivesARestartAndShowsItsAge() throws {
+        let (world, admin, core) = try Self.kiosk()
+        let pass = try world.createVisitor(admin)
+        try core.syncPassCache(timeZone: Self.zone)
+        let syncedAt = try #require(try core.passCacheStatus()).lastSyncAt
+        core.store.close()
+
+        world.stop()
+        let reopened = try world.core()
+        let status = try #require(try reopened.passCacheStatus())
+        #expect(status.passes == 1)
+        #expect(status.lastSyncAt == Date(millisecondsSince1970: syncedAt.millisecondsSince1970))
+        #expect(status.age(at: syncedAt.addingTimeInterval(180)) >= 179)
+        #expect(try reopened.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .cachedOnly).result == .checkedIn)
+        // The server is down: a sync fails and leaves the cache as it was.
+        #expect(throws: ClientError.self) { try reopened.syncPassCache(timeZone: Self.zone) }
+        #expect(try reopened.passCacheStatus()?.lastSyncAt == status.lastSyncAt)
+        // The state file stays private.
+        let attributes = try FileManager.default.attributesOfItem(atPath: reopened.store.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test func aRefusedCursorOrANewDayLoadsAgain() throws {
+        let (world, admin, core) = try Self.kiosk()
+        _ = try world.createVisitor(admin)
+        try core.syncPassCache(timeZone: Self.zone)
+        try core.store.withConnection { _ = try $0.execute("UPDATE pass_cache_state SET cursor = 'not-a-cursor'") }
+        let again = try core.syncPassCache(timeZone: Self.zone)
+        #expect(again.fullLoad)
+        #expect(again.items == 1)
+        try core.store.withConnection { _ = try $0.execute("UPDATE pass_cache_state SET day = '2001-01-01'") }
+        #expect(try core.syncPassCache(timeZone: Self.zone).fullLoad)
+        #expect(try core.passCacheStatus()?.day == ClientCore.siteDay(Date(), in: Self.zone))
+        // The server's Date header gave the clock offset: one machine, so within a couple of seconds.
+        let offset = try #require(try core.passCacheStatus()?.clockOffset)
+        #expect(abs(offset) < 3)
+    }
+
+    @Test func theServiceSyncsAtStartAndAtOnceWhenPoked() throws {
+        let (world, admin, core) = try Self.kiosk()
+        _ = try world.createVisitor(admin)
+        let synced = DispatchSemaphore(value: 0)
+        let reports = Locked<[PassCacheSyncReport]>([])
+        // An interval no test waits out: only the start and the poke may sync.
+        let service = PassCacheService(core: core, timeZone: Self.zone, interval: 3600) { result in
+            if case .success(let report) = result { reports.withLock { $0.append(report) } }
+            synced.signal()
+        }
+        service.start()
+        defer { service.stop() }
+        #expect(synced.wait(timeout: .now() + 30) == .success)
+        let later = try world.createVisitor(admin, name: "Later Visitor")
+        service.poke()
+        #expect(synced.wait(timeout: .now() + 30) == .success)
+        #expect(reports.withLock { $0.map(\.fullLoad) } == [true, false])
+        #expect(try core.store.passCacheSnapshot().visitors[ShortID(later.shortId)!] != nil)
+    }
+
+    // MARK: - Revocations and strict reading (the store, with pages as api.md shapes them)
+
+    static func visitor(_ shortId: String, status: VisitorStatus = .expected) -> Visitor {
+        let now = Date()
+        return Visitor(id: UUID().uuidString.lowercased(), shortId: ShortID(shortId)!, name: "V \(shortId)", status: status,
+                       validity: ValidityWindow(from: now.addingTimeInterval(-3600), until: now.addingTimeInterval(3600)),
+                       createdAt: now.addingTimeInterval(-7200))
+    }
+
+    static func store() throws -> (ClientDatabase, String) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-cache-\(UUID().uuidString)").path
+        return (try ClientDatabase(directory: StateDirectory(path: path)), path)
+    }
+
+    @Test func revocationsAreAppliedAndEndWhenThePassComesBack() throws {
+        let (store, path) = try Self.store()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let now = Date()
+        try store.replacePassCache(server: "s", day: "d", pages: [
+            ExpectedPasses(items: [Self.visitor("AAAAAAAA"), Self.visitor("BBBBBBBB")], cursor: "1", revoked: []),
+        ], at: now, clockOffset: nil)
+        // Blocked: revoked without an item; cancelled: the item and the revocation together;
+        // one never cached is revoked too (a signed pass of it is refused).
+        try store.applyPassCacheDelta(ExpectedPasses(items: [Self.visitor("BBBBBBBB", status: .cancelled)], cursor: "2",
+                                                     revoked: ["AAAAAAAA", "BBBBBBBB", "CCCCCCCC"]), at: now, clockOffset: nil)
+        var snapshot = try store.passCacheSnapshot()
+        #expect(snapshot.revoked == Set(["AAAAAAAA", "BBBBBBBB", "CCCCCCCC"].map { ShortID($0)! }))
+        let decide = { (code: String, snapshot: OfflineCacheSnapshot) in
+            OfflineDecision.decide(text: code, scannedAt: now, cache: snapshot, policy: .signed, checkpointId: "g",
+                                   verify: { _, _, _ in true }).result
+        }
+        #expect(decide("AAAAAAAA", snapshot) == .blocked)
+        #expect(decide("BBBBBBBB", snapshot) == .cancelled)
+        // The block ends: the pass comes back in items and leaves the revoked set.
+        try store.applyPassCacheDelta(ExpectedPasses(items: [Self.visitor("AAAAAAAA")], cursor: "3", revoked: []),
+                                      at: now, clockOffset: nil)
+        snapshot = try store.passCacheSnapshot()
+        #expect(!snapshot.revoked.contains(ShortID("AAAAAAAA")!))
+        #expect(decide("AAAAAAAA", snapshot) == .checkedIn)
+        #expect(try store.passCacheStatus()?.cursor == "3")
+        // A revocation that is not a short id is the server's error, not something to guess at.
+        #expect(throws: ClientError.self) {
+            try store.applyPassCacheDelta(ExpectedPasses(items: [], cursor: "4", revoked: ["aaaaaaaa\u{1B}[2J"]), at: now, clockOffset: nil)
+        }
+        #expect(try store.passCacheStatus()?.cursor == "3", "a refused page is not applied")
+    }
+
+    @Test func aStoredValueThisCodeDoesNotUnderstandIsAnError() throws {
+        let (store, path) = try Self.store()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try store.replacePassCache(server: "s", day: "d", pages: [
+            ExpectedPasses(items: [Self.visitor("AAAAAAAA")], cursor: "1", revoked: []),
+        ], at: Date(), clockOffset: nil)
+        let damages = [
+            "UPDATE pass_cache_passes SET visitor = replace(visitor, '\"EXPECTED\"', '\"SOMETHING\"')",
+            "UPDATE pass_cache_passes SET visitor = '{}'",
+            "UPDATE pass_cache_passes SET short_id = 'nonsense'",
+            "UPDATE pass_cache_passes SET short_id = 'BBBBBBBB'",
+            "UPDATE pass_cache_state SET keys = '{\"keys\":[{\"id\":\"K1\",\"algorithm\":\"RSA\",\"purpose\":\"admit\",\"publicKey\":\"AA\",\"createdAt\":\"2026-01-01T00:00:00Z\"}]}'",
+        ]
+        for damage in damages {
+            let (damaged, damagedPath) = try Self.store()
+            defer { try? FileManager.default.removeItem(atPath: damagedPath) }
+            try damaged.replacePassCache(server: "s", day: "d", pages: [
+                ExpectedPasses(items: [Self.visitor("AAAAAAAA")], cursor: "1", revoked: []),
+            ], at: Date(), clockOffset: nil)
+            try damaged.withConnection { _ = try $0.execute(damage) }
+            #expect(throws: ClientError.self, "\(damage)") { try damaged.passCacheSnapshot() }
+        }
+        #expect(try store.passCacheSnapshot().visitors.count == 1)
+    }
+}
