@@ -359,10 +359,9 @@ enum ReplayOrder: Hashable, Sendable {
             self = .everything
             return
         }
-        if let signed = SignedPassText(parsing: body.shortId) {
-            self = .pass(signed.shortId.rawValue)
-        } else if let shortId = try? QRPayload.shortID(from: body.shortId) {
-            self = .pass(shortId.rawValue)
+        // The parse the server's check-in and the offline decision share.
+        if let pass = try? ScannedPassText.parse(body.shortId) {
+            self = .pass(pass.shortId.rawValue)
         } else {
             self = .pass("text:" + body.shortId)
         }
