@@ -116,12 +116,45 @@ public enum CheckIn {
             updated.approvalRequestedAt = receivedAt
             return CheckInDecision(result: .awaitingApproval, visitor: updated, judgedAt: judgedAt, event: .awaiting)
         default:
-            var updated = visitor
-            updated.status = .checkedIn
-            updated.checkedInAt = judgedAt
-            updated.checkpointId = checkpointId
-            return CheckInDecision(result: .checkedIn, visitor: updated, judgedAt: judgedAt, event: .arrived)
+            return CheckInDecision(result: .checkedIn, visitor: admittedVisitor(visitor, at: judgedAt, checkpointId: checkpointId),
+                                   judgedAt: judgedAt, event: .arrived)
         }
+    }
+}
+
+extension CheckIn {
+    /// The server's decision on a replayed offline scan, reconciled with what the kiosk
+    /// decided offline (api.md "Offline passes"). What happened at the gate stands:
+    /// - The kiosk admitted and the server would not: the visitor is inside, so a visitor not
+    ///   yet CHECKED_IN becomes so (the evacuation roll must show them); one already inside
+    ///   stays as is. The result is the server's own, and it is a conflict.
+    /// - The kiosk refused and the server would admit: nobody came in, so nothing changes and
+    ///   the scan keeps the kiosk's result; a conflict too (no alert: nobody got in).
+    /// - Otherwise the server's decision applies (a refusal offline may still ask for approval).
+    /// - Parameter visitor: the visitor as stored, which `decision` was made from.
+    public static func reconcile(_ decision: CheckInDecision, offlineDecision: ScanResult, visitor: Visitor,
+                                 checkpointId: String) -> (decision: CheckInDecision, conflict: Bool) {
+        let admittedOffline = offlineDecision == .checkedIn
+        let admitted = decision.result == .checkedIn
+        guard admittedOffline != admitted else { return (decision, false) }
+        guard admittedOffline else {
+            return (CheckInDecision(result: offlineDecision, visitor: visitor, judgedAt: decision.judgedAt, event: nil), true)
+        }
+        guard visitor.status != .checkedIn else {
+            return (CheckInDecision(result: decision.result, visitor: visitor, judgedAt: decision.judgedAt, event: nil,
+                                    blockingEntry: decision.blockingEntry), true)
+        }
+        return (CheckInDecision(result: decision.result, visitor: admittedVisitor(visitor, at: decision.judgedAt, checkpointId: checkpointId),
+                                judgedAt: decision.judgedAt, event: .arrived, blockingEntry: decision.blockingEntry), true)
+    }
+
+    /// `visitor` inside since `time`, through `checkpointId`.
+    public static func admittedVisitor(_ visitor: Visitor, at time: Date, checkpointId: String) -> Visitor {
+        var inside = visitor
+        inside.status = .checkedIn
+        inside.checkedInAt = time
+        inside.checkpointId = checkpointId
+        return inside
     }
 }
 

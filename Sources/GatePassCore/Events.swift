@@ -39,15 +39,25 @@ public struct VisitorEventData: Codable, Sendable, Equatable {
     /// `security.alert`: the blocklist entry the visitor matched (its reason is not here:
     /// `GET /api/blocklist` has it, for OWNER/ADMIN).
     public var entryId: String?
+    /// `security.alert` of a replayed offline scan the server decided otherwise (api.md
+    /// "Offline passes"): what the kiosk decided offline, and what the server decided.
+    public var offlineDecision: ScanResult?
+    public var decision: ScanResult?
 
-    public init(visitor: Visitor, scanId: String? = nil, checkpointId: String? = nil, entryId: String? = nil) {
+    public init(visitor: Visitor, scanId: String? = nil, checkpointId: String? = nil, entryId: String? = nil,
+                offlineDecision: ScanResult? = nil, decision: ScanResult? = nil) {
         self.visitor = visitor
         self.scanId = scanId
         self.checkpointId = checkpointId
         self.entryId = entryId
+        self.offlineDecision = offlineDecision
+        self.decision = decision
     }
 
-    enum CodingKeys: String, CodingKey { case visitor, scanId, checkpointId, entryId }
+    /// True for the alert of an offline decision the server disagrees with.
+    public var isOfflineConflict: Bool { offlineDecision != nil }
+
+    enum CodingKeys: String, CodingKey { case visitor, scanId, checkpointId, entryId, offlineDecision, decision, conflict }
     // "scanId"? and "checkpointId"? in api.md: absent keys are left out, not written as null.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -55,6 +65,19 @@ public struct VisitorEventData: Codable, Sendable, Equatable {
         try container.encodeIfPresent(scanId, forKey: .scanId)
         try container.encodeIfPresent(checkpointId, forKey: .checkpointId)
         try container.encodeIfPresent(entryId, forKey: .entryId)
+        try container.encodeIfPresent(offlineDecision, forKey: .offlineDecision)
+        try container.encodeIfPresent(decision, forKey: .decision)
+        if offlineDecision != nil { try container.encode(true, forKey: .conflict) }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        visitor = try container.decode(Visitor.self, forKey: .visitor)
+        scanId = try container.decodeIfPresent(String.self, forKey: .scanId)
+        checkpointId = try container.decodeIfPresent(String.self, forKey: .checkpointId)
+        entryId = try container.decodeIfPresent(String.self, forKey: .entryId)
+        offlineDecision = try container.decodeIfPresent(ScanResult.self, forKey: .offlineDecision)
+        decision = try container.decodeIfPresent(ScanResult.self, forKey: .decision)
     }
 }
 

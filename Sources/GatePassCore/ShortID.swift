@@ -75,13 +75,39 @@ public enum QRPayload {
     /// The most raw text the scan history keeps (api.md: `raw`, at most 256 bytes).
     public static let maximumRawBytes = 256
 
-    /// The text a pass's QR code carries today (`GP1:<shortId>`; GP2 comes with offline passes).
+    /// The unsigned form of a pass text (`GP1:<shortId>`), still accepted online.
     public static func passText(for id: ShortID) -> String { "GP1:" + id.rawValue }
 
-    public static func shortID(from raw: String) throws(QRPayloadError) -> ShortID {
+    /// What a scanned text names: a short id (bare, `GP1:` or a URL ending in one), or a
+    /// signed GP2 pass whose signature the caller checks.
+    public enum Reference: Sendable, Equatable {
+        case plain(ShortID)
+        case signed(SignedPassText)
+
+        public var shortId: ShortID {
+            switch self {
+            case .plain(let id): id
+            case .signed(let text): text.shortId
+            }
+        }
+    }
+
+    public static func shortID(from raw: String) throws(QRPayloadError) -> ShortID { try reference(from: raw).shortId }
+
+    /// The reference of a scanned text; a text that starts `GP2:` but is not a well-formed
+    /// GP2 text is unrecognized (it is never read as a short id some other way).
+    public static func reference(from raw: String) throws(QRPayloadError) -> Reference {
         guard raw.utf8.count <= maximumRawBytes else { throw .tooLong(bytes: raw.utf8.count) }
         let text = raw.trimmingWhitespace()
         guard !text.isEmpty else { throw .empty }
+        if text.utf8.count > 4, text.prefix(4).uppercased() == SignedPassText.prefix {
+            guard let signed = SignedPassText(parsing: text) else { throw .unrecognized }
+            return .signed(signed)
+        }
+        return .plain(try plainShortID(text))
+    }
+
+    private static func plainShortID(_ text: String) throws(QRPayloadError) -> ShortID {
         if let id = ShortID(text) { return id }
         if text.count > 4, text.prefix(4).uppercased() == "GP1:" {
             if let id = ShortID(String(text.dropFirst(4))) { return id }
@@ -107,7 +133,7 @@ public enum QRPayloadError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .empty: "shortId is empty"
         case .tooLong(let bytes): "shortId is \(bytes) bytes; at most \(QRPayload.maximumRawBytes) are accepted"
-        case .unrecognized: "shortId is not a short id, a GP1: code or a URL ending in one"
+        case .unrecognized: "shortId is not a short id, a GP1: or GP2: code or a URL ending in one"
         }
     }
 }

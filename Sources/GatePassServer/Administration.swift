@@ -83,3 +83,14 @@ public enum Administration {
         return checkpoint
     }
 }
+
+extension Administration {
+    /// The organizations of a database file, by name (`gatepass keys` names them).
+    public static func organizations(store: ServerDatabase) throws -> [(id: String, name: String)] {
+        try store.read { tx in
+            try tx.directory.organizationIds().compactMap { id in
+                try tx.directory.organization(id: id).map { (id, $0.name) }
+            }
+        }
+    }
+}

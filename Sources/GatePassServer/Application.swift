@@ -189,7 +189,7 @@ public final class GatePassApplication: HTTPResponder {
             return nil
         case .write(let handler):
             let principal = try store.read { tx in try authenticate(request, endpoint, now: now, tx) }
-            try runWrite(try authorized(principal), handler) { later($0, name) }
+            try runWrite(try authorized(principal), handler, idempotency: route.idempotency) { later($0, name) }
             return nil
         case .read(let handler):
             // A GET borrows one reader for both the session check and the answer.
@@ -278,6 +278,7 @@ public final class GatePassApplication: HTTPResponder {
     /// Throws only for problems found before anything is queued.
     private func runWrite(_ call: Call,
                           _ handler: @escaping @Sendable (GatePassApplication, Call, any Transaction) throws -> HTTPResponse,
+                          idempotency: Route.Idempotency,
                           reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let routeName = call.endpoint.pathPattern
         guard let key = call.request.header("idempotency-key"), let principal = call.principal else {
@@ -302,14 +303,24 @@ public final class GatePassApplication: HTTPResponder {
             throw APIError(code: .conflict, message: "a request with this Idempotency-Key is still being processed; retry later",
                            headers: ["Retry-After": "1"])
         }
-        let fingerprint = HMACSHA256.authenticate(key: fingerprintKey, message: Self.fingerprintMessage(call.request))
+        let fingerprint = HMACSHA256.authenticate(
+            key: fingerprintKey, message: Self.fingerprintMessage(call.request, body: idempotency.fingerprintedBody))
         store.writeAsync({ tx -> (HTTPResponse, Bool) in
             if let stored = try tx.idempotency.find(scope: scope, key: key) {
-                guard stored.fingerprint == fingerprint else {
+                // A route that fingerprints part of its body also recognises keys stored
+                // when the whole body was fingerprinted (before the route narrowed it).
+                guard stored.fingerprint == fingerprint
+                        || (idempotency.fingerprintedBody != nil
+                            && stored.fingerprint == HMACSHA256.authenticate(key: self.fingerprintKey,
+                                                                             message: Self.fingerprintMessage(call.request)))
+                else {
                     return (APIError(code: .idempotencyKeyReused,
                                      message: "this Idempotency-Key was used for a different request").response, false)
                 }
                 var response = HTTPResponse(status: stored.status, headers: stored.headers, body: stored.body)
+                if let replay = idempotency.replay {
+                    response = try tx.savepoint { try replay(self, call, response, tx) }
+                }
                 response.headers.append(("Idempotent-Replayed", "true"))
                 return (response, true)
             }
@@ -400,7 +411,8 @@ public final class GatePassApplication: HTTPResponder {
     /// not count) and each key and value is length-prefixed, so `?ab=c` is not `?a=bc`. A
     /// request line holds no raw NUL or LF, so the parts cannot run into each other; without
     /// a query the bytes are those of earlier versions, and keys stored before still replay.
-    static func fingerprintMessage(_ request: HTTPRequest) -> [UInt8] {
+    /// - Parameter body: the part of the body a route fingerprints (`Route.Idempotency`); nil: all of it.
+    static func fingerprintMessage(_ request: HTTPRequest, body: (@Sendable ([UInt8]) -> [UInt8])? = nil) -> [UInt8] {
         var message = Array("\(request.method)\n\(request.path)".utf8)
         if !request.query.isEmpty {
             message.append(0)
@@ -408,7 +420,7 @@ public final class GatePassApplication: HTTPResponder {
                 for part in [key, value] { message += Array("\(part.utf8.count):\(part)".utf8) }
             }
         }
-        return message + [UInt8(ascii: "\n")] + request.body
+        return message + [UInt8(ascii: "\n")] + (body?(request.body) ?? request.body)
     }
 
     /// Deletes what has outlived its own limit (README "What is kept, and for how long"):

@@ -14,6 +14,7 @@ public final class GatePassServer: @unchecked Sendable {
     public let port: UInt16
     private let maintenance: DispatchSourceTimer
     private let autoCheckoutTimer: DispatchSourceTimer
+    private let reissueTimer: DispatchSourceTimer
 
     /// Opens the database (migrating it), loads or creates the secret, and starts listening.
     public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any WallClock = SystemWallClock(),
@@ -32,7 +33,11 @@ public final class GatePassServer: @unchecked Sendable {
         let passes: PassRenderer
         do {
             mail = try MailSettings.resolve(configuration, devMode: devMode)
-            passes = PassRenderer(fonts: try PassFonts.dejaVu())
+            let keyring = try PassKeyring(path: configuration.resolvedPassKeysFile)
+            // Every site has its keys from the first start on (a site made later gets them
+            // when its first pass is drawn).
+            try keyring.ensureKeys(organizationIds: try store.read { tx in try tx.directory.organizationIds() }, now: clock.now())
+            passes = PassRenderer(fonts: try PassFonts.dejaVu(), keyring: keyring, clock: clock)
         } catch {
             store.close()
             throw error
@@ -83,6 +88,14 @@ public final class GatePassServer: @unchecked Sendable {
         endOfDay.setEventHandler { [application] in application.runAutoCheckout() }
         endOfDay.resume()
         autoCheckoutTimer = endOfDay
+        // `gatepass keys revoke` changes only the keys file: a serving instance re-issues
+        // the revoked key's passes within two seconds of it (and at start, if it was down).
+        application.reissueRevokedPasses()
+        let reissue = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        reissue.schedule(deadline: .now() + 2, repeating: 2)
+        reissue.setEventHandler { [application] in application.reissueRevokedPasses() }
+        reissue.resume()
+        reissueTimer = reissue
         mail.listening(at: baseURL)
         application.mailWorker.start()
         // A bad mail setting is named at start (in the log, and on stderr when the log is
@@ -126,6 +139,7 @@ public final class GatePassServer: @unchecked Sendable {
     public func stop(grace: Duration = .seconds(10)) {
         maintenance.cancel()
         autoCheckoutTimer.cancel()
+        reissueTimer.cancel()
         application.mailWorker.stop()
         // Streams end first: they never finish by themselves, and the hub reads the store.
         application.eventHub.stop()

@@ -12,6 +12,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var database = "gatepass.db"
     /// Where the token/OTP signing secret lives; by default beside the database (`<db>.secret`).
     public var secretFile: String?
+    /// The pass keys (api.md "Offline passes"); default `<database>.pass-keys`.
+    public var passKeysFile: String?
     /// OTP lifetime (api.md: 10 minutes).
     public var otpLifetimeSeconds: Int = 600
     /// Wrong tries before a code dies (api.md: 5).
@@ -97,7 +99,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case host, port, database, secretFile, otpLifetimeSeconds, otpMaxWrongTries, otpSendsPerHour
+        case host, port, database, secretFile, passKeysFile, otpLifetimeSeconds, otpMaxWrongTries, otpSendsPerHour
         case otpResendIntervalSeconds, otpDeliveryCommand, tokenLifetimeSeconds, scannerTokenLifetimeSeconds
         case kioskTokenLifetimeDays, enrolmentAttemptsPerMinute
         case bodyLimitBytes, threads, idempotencyRetentionHours, sqliteSynchronous, metricsToken, timeZone
@@ -116,6 +118,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         port = try c.decodeIfPresent(Int.self, forKey: .port) ?? d.port
         database = try c.decodeIfPresent(String.self, forKey: .database) ?? d.database
         secretFile = try c.decodeIfPresent(String.self, forKey: .secretFile)
+        passKeysFile = try c.decodeIfPresent(String.self, forKey: .passKeysFile)
         otpLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .otpLifetimeSeconds) ?? d.otpLifetimeSeconds
         otpMaxWrongTries = try c.decodeIfPresent(Int.self, forKey: .otpMaxWrongTries) ?? d.otpMaxWrongTries
         otpSendsPerHour = try c.decodeIfPresent(Int.self, forKey: .otpSendsPerHour) ?? d.otpSendsPerHour
@@ -238,6 +241,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     public var resolvedTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
     public var resolvedSecretFile: String { secretFile ?? database + ".secret" }
+    public var resolvedPassKeysFile: String { passKeysFile ?? PassKeyring.path(forDatabase: database) }
 }
 
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import GatePassCommands
+import GatePassClient
 import GatePassServer
 
 // MARK: - Command line (the same declarative parser as `gatepass`)
@@ -25,21 +26,24 @@ struct Options: Sendable {
     var rounds = 5
     var passes = 200
     var scannerSeconds = 10.0
+    // kiosk-offline
+    var lanes = OutboxDrainer.defaultLanes
 }
 
 /// The options of the server, outbox, scanner and events scenarios, declared once for the
 /// parser and `--help`; every scenario accepts all of them (each uses its own, see the help).
 enum BenchCommandLine {
     static let scenario = Argument<String>(
-        "SCENARIO", missing: "missing scenario: run gatepass-bench server (or outbox, events, scanner, passes, console)",
-        help: "server, outbox, scanner, events, passes or console (see below).") { (text: String) throws(UsageError) in
-        guard ["server", "outbox", "events", "scanner", "passes", "console"].contains(text) else {
-            throw UsageError("unknown scenario \(text); the scenarios are: server, outbox, events, scanner, passes, console")
+        "SCENARIO", missing: "missing scenario: run gatepass-bench server (or outbox, events, scanner, passes, kiosk-offline, console)",
+        help: "server, outbox, scanner, events, passes, kiosk-offline or console (see below).") { (text: String) throws(UsageError) in
+        guard ["server", "outbox", "events", "scanner", "passes", "kiosk-offline", "console"].contains(text) else {
+            throw UsageError("unknown scenario \(text); the scenarios are: server, outbox, events, scanner, passes, kiosk-offline, console")
         }
         return text
     }
     static let visitors = Option<Int>("--visitors", value: "N", in: 1...1_000_000, help: "server: visitors seeded (default 10000).")
-    static let entries = Option<Int>("--entries", value: "N", in: 1...1_000_000, help: "outbox: check-ins queued (default 10000).")
+    static let entries = Option<Int>("--entries", value: "N", in: 1...1_000_000,
+                                     help: "outbox: check-ins queued; kiosk-offline: passes cached and scans replayed (default 10000).")
     static let connections = Option<Int>("--connections", value: "N", in: 1...1024,
                                          help: "server: keep-alive connections, one thread each (default 32).")
     static let seconds = Option<Double>("--seconds", value: "S", seconds: 0.2...600,
@@ -74,10 +78,13 @@ enum BenchCommandLine {
     static let anchor = Option<Int>("--anchor", value: "A", in: 10...100_000,
                                     help: "events: anchor check-ins of each kind (default 200).")
     static let frames = Option<Int>("--frames", value: "N", in: 1...10_000_000, help: "scanner: frames for the RSS check (default 100000).")
-    static let distinct = Option<Int>("--distinct", value: "N", in: 30...10_000, help: "scanner: distinct frames drawn (default 300).")
-    static let rounds = Option<Int>("--rounds", value: "R", in: 1...1000, help: "scanner: decode rounds (default 5).")
+    static let distinct = Option<Int>("--distinct", value: "N", in: 30...10_000,
+                                      help: "scanner, kiosk-offline: distinct frames drawn (default 300).")
+    static let rounds = Option<Int>("--rounds", value: "R", in: 1...1000, help: "scanner, kiosk-offline: decode rounds (default 5).")
     static let passes = Option<Int>("--passes", value: "K", in: 1...100_000,
                                     help: "scanner: passes the kiosk checks in; passes: renders of each form (default 200).")
+    static let lanes = Option<Int>("--lanes", value: "L", in: 1...64,
+                                   help: "kiosk-offline: check-ins the replay keeps in flight (default \(OutboxDrainer.defaultLanes)).")
     static let json = Flag("--json", help: "Print the report as one JSON object on stdout (progress still goes to stderr).")
 
     static let configuration = CommandConfiguration(
@@ -92,11 +99,13 @@ enum BenchCommandLine {
                    gatepass-bench events [--subscribers N,N...] [--events K] [--rate R] [--anchor A]
                                          [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
                    gatepass-bench passes [--passes K] [--json]
+                   gatepass-bench kiosk-offline [--entries N] [--distinct N] [--rounds R] [--lanes L]
+                                                [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
                    gatepass-bench console [--pending N] [--repeats N] [--startups N] [--logins N] [--json]
             """,
         arguments: [scenario.spec],
         options: [visitors, entries, connections, seconds, warmup, threads, synchronous, subscribers, events, rate, anchor,
-                  frames, distinct, rounds, passes, json],
+                  frames, distinct, rounds, passes, lanes, json],
         discussion: discussion)
 
     static let discussion = """
@@ -135,6 +144,27 @@ enum BenchCommandLine {
     encoding a blank PNG of the same size (the floor of the PNG form); then, on an in-process
     server, GET /api/visitors/:id/pass.png against GET /api/healthz on one connection. Reports
     p50 (and p95 for the PNG) and the PNG's ratio to the anchor.
+
+    kiosk-offline: an in-process server (dev mode, synchronous=FULL) with --entries N passes
+    (default 10000) valid since 4 h ago, and a kiosk's client core logged in as a guard. Each
+    figure against an anchor in the same run: (c) the pass cache's full load of the N passes
+    from /expected (with the keys and the on-site list), then, after N more passes are made, a
+    delta of those N and an empty delta -- anchor: the same number of visitors read through GET
+    /api/visitors pages of 500. (a) N offline scans (9 in 10 a first scan, 1 in 10 a second scan
+    of a pass scanned before), each its GP2 text signed with the server's own Ed25519 admit key:
+    ClientCore.decideOffline (the cached pass read from the state file, the signature, the
+    domain's OfflineDecision, the admission written) -- anchors: Ed25519.verify of the same
+    text, and OfflineDecision.decide over an in-memory cache of the N passes; each decided scan
+    is queued with its offlineDecision as the kiosk queues it. (b) --distinct 640x480 frames
+    (default 300) showing GP2 passes of the cache (error correction Q, module 3-6 px), over
+    --rounds R rounds (default 5): for each frame with a code, QRDecoder's decode + the offline
+    decision of what it read, against zbar called directly on the same frame (alternating which
+    goes first). (d) the queued scans replayed by one drain of the kiosk's outbox (--lanes L in flight), against the
+    same pattern of check-ins (the N other passes) sent one by one online with their GP2 texts;
+    then the server's scan history is read: duplicates and scans of a pass out of order.
+    Goals: (a) p95 < 5 ms; (b) p95 of (frame -> decision - zbar's decode of the same frame) under
+    one frame interval (33.3 ms); (d) replay >= 1.5 x the one-by-one online rate, 0 duplicates,
+    order kept per pass.
 
     outbox: queues --entries check-ins (default 10000) in a client's outbox while the server
     is down, starts the server, and times one drain to empty; reports the enqueue cost per
@@ -192,6 +222,7 @@ enum BenchCommandLine {
         options.distinct = try parsed.value(distinct) ?? options.distinct
         options.rounds = try parsed.value(rounds) ?? options.rounds
         options.passes = try parsed.value(passes) ?? options.passes
+        options.lanes = try parsed.value(lanes) ?? options.lanes
         options.json = parsed.has(json)
         return options
     }

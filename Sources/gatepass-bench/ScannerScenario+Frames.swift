@@ -109,7 +109,12 @@ enum ScannerFrames {
     /// `count` distinct frames in camera order: visits of 6–14 frames with one pass held up
     /// (module 3–6 px, drifting a few pixels, its own contrast) between runs of 2–10 empty
     /// frames; every frame gets its own uniform sensor noise of ±2…±7 grey levels.
-    static func library(count: Int) throws -> (frames: [ScannerFrame], visits: Int) {
+    /// - Parameters:
+    ///   - passText: the text of the pass of each visit (a random `GP1:` id unless given),
+    ///     drawn with error correction `errorCorrection`.
+    static func library(count: Int, errorCorrection: QRCode.ErrorCorrection = .medium,
+                        passText: (inout ScannerRandom) -> String = { "GP1:" + randomShortId(&$0) })
+        throws -> (frames: [ScannerFrame], visits: Int) {
         var random = ScannerRandom(seed: 0x6A7E_9A55)
         let scenes = scenes(&random)
         var frames: [ScannerFrame] = []
@@ -123,8 +128,8 @@ enum ScannerFrames {
             }
             guard frames.count < count else { break }
             visits += 1
-            let text = "GP1:" + randomShortId(&random)
-            let code = try QRCode(text)
+            let text = passText(&random)
+            let code = try QRCode(text, errorCorrection: errorCorrection)
             let module = 3 + Int(random.next() % 4)
             let side = (code.width + 8) * module
             let drift = 6

@@ -40,11 +40,13 @@ func scannerToken(loginToken: String, port: UInt16) throws -> String {
 /// approval and is valid from an hour ago to a day from now; each has a host email, so each
 /// check-in also queues the host's arrival mail (sent by the mail worker meanwhile, in dev
 /// mode to `.eml` files). Returns their short ids.
-func seedVisitors(count: Int, startingAt first: Int, port: UInt16, token: String, connections: Int) throws -> [String] {
+/// - Parameter validSince: how long before now the passes' window opens.
+func seedVisitors(count: Int, startingAt first: Int, port: UInt16, token: String, connections: Int,
+                  validSince: TimeInterval = 3600) throws -> [String] {
     final class Next: Sendable { let value = Atomic<Int>(0) }
     let next = Next()
     let now = Date()
-    let validFrom = Timestamp.format(now.addingTimeInterval(-3600))
+    let validFrom = Timestamp.format(now.addingTimeInterval(-validSince))
     let validUntil = Timestamp.format(now.addingTimeInterval(86_400))
     let results = (0..<connections).map { _ in ConnectionLog() }
     let shortIds = Mutex<[String]>([])
@@ -178,6 +180,14 @@ struct Report: Codable, Sendable {
 
 // MARK: - Entry point
 
+/// Prints a scenario's report: one JSON object with `--json`, else its table.
+func emit<Report: Encodable>(_ report: Report, json: Bool, _ table: (Report) -> Void) throws {
+    guard json else { return table(report) }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    print(String(decoding: try encoder.encode(report), as: UTF8.self))
+}
+
 func benchMain() -> Int32 {
     signal(SIGPIPE, SIG_IGN)
     // The console scenario parses its own options (ConsoleScenario.swift).
@@ -194,57 +204,13 @@ func benchMain() -> Int32 {
         return BenchCommandLine.report(error)
     }
     do {
-        if options.scenario == "outbox" {
-            let report = try runOutboxScenario(options)
-            if options.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
-            } else {
-                printOutboxReport(report)
-            }
-            return 0
-        }
-        if options.scenario == "scanner" {
-            let report = try runScannerScenario(options)
-            if options.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
-            } else {
-                printScannerReport(report)
-            }
-            return 0
-        }
-        if options.scenario == "passes" {
-            let report = try runPassScenario(options)
-            if options.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
-            } else {
-                printPassReport(report)
-            }
-            return 0
-        }
-        if options.scenario == "events" {
-            let report = try runEventsScenario(options)
-            if options.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
-            } else {
-                printEventsReport(report)
-            }
-            return 0
-        }
-        let report = try runServerScenario(options)
-        if options.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
-        } else {
-            printTable(report)
+        switch options.scenario {
+        case "outbox": try emit(try runOutboxScenario(options), json: options.json, printOutboxReport)
+        case "kiosk-offline": try emit(try runKioskOfflineScenario(options), json: options.json, printKioskOfflineReport)
+        case "scanner": try emit(try runScannerScenario(options), json: options.json, printScannerReport)
+        case "passes": try emit(try runPassScenario(options), json: options.json, printPassReport)
+        case "events": try emit(try runEventsScenario(options), json: options.json, printEventsReport)
+        default: try emit(try runServerScenario(options), json: options.json, printTable)
         }
         return 0
     } catch {

@@ -142,7 +142,7 @@ import Testing
 }
 
 /// SplitMix64: a repeatable random stream, so a failure can be replayed.
-private struct SplitMixGenerator: RandomNumberGenerator {
+struct SplitMixGenerator: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

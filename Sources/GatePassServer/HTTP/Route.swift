@@ -18,8 +18,19 @@ struct Route: Sendable {
         case sessionless(@Sendable (GatePassApplication, HTTPRequest) throws -> HTTPResponse)
     }
 
+    /// How a write's `Idempotency-Key` recognises and answers a repeat of its request.
+    struct Idempotency: Sendable {
+        /// The part of the body the fingerprint covers; nil: all of it (api.md's default).
+        var fingerprintedBody: (@Sendable ([UInt8]) -> [UInt8])?
+        /// What a recognised repeat answers, given the stored answer; nil: the stored answer.
+        var replay: (@Sendable (GatePassApplication, GatePassApplication.Call, HTTPResponse, any Transaction) throws -> HTTPResponse)?
+
+        static let standard = Idempotency(fingerprintedBody: nil, replay: nil)
+    }
+
     let endpoint: Endpoint
     let work: Work
+    var idempotency = Idempotency.standard
 
     static func read(_ endpoint: Endpoint,
                      _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
@@ -28,11 +39,11 @@ struct Route: Sendable {
         return Route(endpoint: endpoint, work: .read(handler))
     }
 
-    static func write(_ endpoint: Endpoint,
+    static func write(_ endpoint: Endpoint, idempotency: Idempotency = .standard,
                       _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
         -> Route {
         precondition(endpoint.method != .get, "\(endpoint) writes, so it must not be a GET")
-        return Route(endpoint: endpoint, work: .write(handler))
+        return Route(endpoint: endpoint, work: .write(handler), idempotency: idempotency)
     }
 
     static func deferred(_ endpoint: Endpoint,

@@ -17,26 +17,33 @@ struct SiteProfile: Sendable, Equatable {
 /// The fonts are read once, at start: a missing font is a start error, not a failed request.
 struct PassRenderer: Sendable {
     let fonts: PassFonts
+    /// Signs each pass's GP2 text (api.md "Offline passes").
+    let keyring: PassKeyring
+    /// When a key an organization lacks is made (its `createdAt`).
+    let clock: any WallClock
 
-    /// What the pass's QR code carries (api.md: `GP1:<shortId>`; GP2 comes with offline passes).
-    static func qrText(_ visitor: Visitor) -> String { "GP1:\(visitor.shortId.rawValue)" }
+    /// What the pass's QR code carries: the GP2 text signed with the site's current key of the
+    /// pass's purpose (all upper case, so libqrencode draws it in alphanumeric mode).
+    func qrText(_ visitor: Visitor, site: SiteProfile) throws -> String {
+        try keyring.signedText(for: visitor, organizationId: site.organizationId, now: clock.now()).text
+    }
 
-    func layout(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> PassLayout {
+    func layout(_ visitor: Visitor, site: SiteProfile) throws -> PassLayout {
         let content = PassContent(siteName: site.name, visitorName: visitor.name, hostName: visitor.hostName ?? "",
                                   validity: visitor.validity.text(in: site.timeZone, zoneName: site.timeZoneName),
-                                  shortId: visitor.shortId.rawValue, qrPayload: Self.qrText(visitor))
+                                  shortId: visitor.shortId.rawValue, qrPayload: try qrText(visitor, site: site))
         return try PassLayout(content: content, fonts: fonts)
     }
 
-    func svg(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> String {
+    func svg(_ visitor: Visitor, site: SiteProfile) throws -> String {
         PassSVG.document(try layout(visitor, site: site), fonts: fonts)
     }
 
-    func png(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> [UInt8] {
+    func png(_ visitor: Visitor, site: SiteProfile) throws -> [UInt8] {
         try PassPNG.data(try layout(visitor, site: site), fonts: fonts)
     }
 
-    func page(_ visitor: Visitor, site: SiteProfile) throws(PassError) -> String {
+    func page(_ visitor: Visitor, site: SiteProfile) throws -> String {
         PassHTML.page(try layout(visitor, site: site), fonts: fonts)
     }
 }

@@ -29,6 +29,7 @@ extension GatePassApplication {
                                    company: checked.company, reason: checked.reason, expiresAt: checked.expiresAt?.date,
                                    createdAt: call.now, createdBy: call.caller.user.id)
         try tx.blocklist.insert(entry, organizationId: call.caller.organizationId)
+        try markPassesChanged(matching: entry, call, tx)
         try audit(.blocklistAdd, id: entry.id, .created(entry), call, tx)
         return JSONBody.response(status: 201, entry)
     }
@@ -36,10 +37,21 @@ extension GatePassApplication {
     func removeBlocklistEntry(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let id = call.parameter("id")
         // Ids are UUIDs: anything longer is no id of ours, and is not looked up.
-        guard id.utf8.count <= 64, try tx.blocklist.remove(id: id, organizationId: call.caller.organizationId) else {
+        guard id.utf8.count <= 64, let removed = try tx.blocklist.remove(id: id, organizationId: call.caller.organizationId) else {
             throw APIError.notFound("blocklist entry")
         }
+        try markPassesChanged(matching: removed, call, tx)
         try audit(.blocklistRemove, id: id, .none, call, tx)
         return Self.noContent
+    }
+
+    /// A new or removed entry changes the passes it matches (api.md "Offline passes"): they
+    /// move to the end of `/expected`'s feed, so kiosks learn of the revocation, or of its end.
+    private func markPassesChanged(matching entry: BlocklistEntry, _ call: Call, _ tx: any Transaction) throws {
+        let current = ValidityWindow(from: call.now, until: .distantFuture)
+        let passes = try tx.visitors.changed(organizationId: call.caller.organizationId, after: 0, validDuring: current,
+                                             limit: Int.max)
+        let matched = passes.map(\.visitor).filter { entry.matches($0, at: call.now) }
+        try tx.visitors.markChanged(visitorIds: matched.map(\.id))
     }
 }

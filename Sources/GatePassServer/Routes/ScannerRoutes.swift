@@ -9,12 +9,16 @@ extension GatePassApplication {
         .write(.scannerToken) { app, call, tx in try app.issueScannerToken(call, tx) },
         .read(.scannerStats) { app, call, tx in try app.stats(call, tx) },
         .read(.scannerHistory) { app, call, tx in try app.scanHistory(call, tx) },
-        .write(.scannerCheckIn) { app, call, tx in try app.checkIn(call, tx) },
+        .write(.scannerCheckIn, idempotency: .init(fingerprintedBody: CheckInBody.fingerprinted,
+                                                   replay: { app, call, stored, tx in try app.replayedCheckIn(call, stored: stored, tx) })) {
+            app, call, tx in try app.checkIn(call, tx)
+        },
         .write(.scannerCheckOut) { app, call, tx in try app.checkOut(call, tx) },
         .read(.scannerLookup) { app, call, tx in try app.lookup(call, tx) },
         .write(.scannerWalkIn) { app, call, tx in try app.walkIn(call, tx) },
         .read(.scannerOnSite) { app, call, tx in try app.onSite(call, tx) },
         .read(.scannerExpected) { app, call, tx in try app.expected(call, tx) },
+        .read(.scannerPassKeys) { app, call, tx in try app.passKeyList(call, tx) },
     ]
 
     struct ScannerTokenBody: Decodable { var checkpointId: String? }
@@ -47,12 +51,29 @@ extension GatePassApplication {
         var confirmApprovalRequest: Bool?
         var offline: Bool?
         var scannedAt: Timestamp?
+        /// What the kiosk decided offline, on the replay of an offline scan.
+        var offlineDecision: ScanResult?
+
+        /// What a check-in's idempotency fingerprint covers (api.md "Offline passes"):
+        /// `shortId` and `confirmApprovalRequest` only, so the replay of an attempt that did
+        /// reach the server, which adds `offline`, `scannedAt` and `offlineDecision`, is
+        /// recognised as that attempt. A body that is no check-in is covered whole (the two
+        /// forms start with different bytes, so they cannot meet).
+        @Sendable static func fingerprinted(_ body: [UInt8]) -> [UInt8] {
+            struct Covered: Decodable { var shortId: String; var confirmApprovalRequest: Bool? }
+            guard let covered = try? JSONDecoder().decode(Covered.self, from: Data(body)) else { return [2] + body }
+            return [1] + Array("\(covered.shortId.utf8.count):\(covered.shortId)\(covered.confirmApprovalRequest == true ? 1 : 0)".utf8)
+        }
     }
 
     /// The check-in of api.md: decided by the domain's table, stored with its scan in the
     /// same transaction. The visitor's change is conditional on the status it was decided from
     /// (`VisitorRepository.updateState`), so on any database two kiosks scanning one
     /// pass at once get exactly one CHECKED_IN.
+    ///
+    /// A GP2 text is judged by its signature first, so a forged text naming a real short id is
+    /// INVALID, not that visitor's scan. A replayed offline scan (`offlineDecision`) is
+    /// reconciled with what happened at the gate (`CheckIn.reconcile`).
     func checkIn(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(CheckInBody.self, from: call.request.body)
         let caller = call.caller
@@ -62,15 +83,28 @@ extension GatePassApplication {
         var scan = Scan(id: newIdentifier(), shortId: nil, raw: Self.truncated(body.shortId, bytes: QRPayload.maximumRawBytes),
                         result: .invalid, visitorId: nil, checkpointId: checkpointId, scannedBy: caller.user.id,
                         scannedAt: Timestamp(request.scannedAt ?? call.now), receivedAt: Timestamp(call.now),
-                        offline: request.offline)
-        let shortId: ShortID
-        do {
-            shortId = try QRPayload.shortID(from: body.shortId)
-        } catch {
+                        offline: request.offline, offlineDecision: body.offlineDecision)
+        func invalid(_ message: String) throws -> HTTPResponse {
+            scan.result = .invalid
             try tx.scans.insert(scan, organizationId: caller.organizationId)
             metrics.recordCheckIn(result: ScanResult.invalid.rawValue)
-            return APIError.badRequest(error.description).response
+            return APIError.badRequest(message).response
         }
+        let reference: QRPayload.Reference
+        do {
+            reference = try QRPayload.reference(from: body.shortId)
+        } catch {
+            return try invalid(error.description)
+        }
+        if case .signed(let text) = reference {
+            switch try passes.keyring.check(text, organizationId: caller.organizationId, now: call.now) {
+            case .verified: break
+            case .unknownKey: return try invalid("the pass is signed with a key this site does not have")
+            case .revokedKey: return try invalid("the pass is signed with a revoked key; the visitor needs the re-issued pass")
+            case .badSignature: return try invalid("the pass's signature does not verify")
+            }
+        }
+        let shortId = reference.shortId
         scan.shortId = shortId.rawValue
         guard let record = try tx.visitors.find(shortId: shortId), record.organizationId == caller.organizationId else {
             scan.result = .notFound
@@ -78,20 +112,23 @@ extension GatePassApplication {
             metrics.recordCheckIn(result: ScanResult.notFound.rawValue)
             return APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)").response
         }
-        let decision = CheckIn.decide(visitor: record.visitor, receivedAt: call.now, request: request,
+        if case .signed(let text) = reference, !text.matches(record.visitor) {
+            scan.visitorId = record.visitor.id
+            return try invalid("this pass was re-issued (its window changed): the visitor needs the new pass")
+        }
+        var decision = CheckIn.decide(visitor: record.visitor, receivedAt: call.now, request: request,
                                       checkpointId: checkpointId,
                                       blocklist: try tx.blocklist.candidates(for: record.visitor, organizationId: caller.organizationId,
                                                                              now: call.now))
+        var conflict = false
+        if let offlineDecision = body.offlineDecision {
+            (decision, conflict) = CheckIn.reconcile(decision, offlineDecision: offlineDecision, visitor: record.visitor,
+                                                     checkpointId: checkpointId)
+        }
         if decision.changesVisitor {
             try tx.visitors.changeState(decision.visitor, from: record.visitor,
                                         approvalCheckpointId: decision.event == .awaiting ? checkpointId : nil)
-            let action: AuditAction = switch decision.visitor.status {
-            case .checkedIn: .visitorCheckIn
-            case .checkedOut: .visitorCheckOut
-            case .awaitingApproval: .visitorRequestApproval
-            default: .visitorUpdate
-            }
-            try audit(action, id: record.visitor.id, .changed(from: record.visitor, to: decision.visitor), call, tx)
+            try auditStateChange(from: record.visitor, to: decision.visitor, call, tx)
         }
         scan.result = decision.result
         scan.visitorId = record.visitor.id
@@ -101,12 +138,63 @@ extension GatePassApplication {
                                              checkpointId: checkpointId, scanId: scan.id, now: call.now)
             try queueNotices(for: kind, visitor: decision.visitor, organizationId: caller.organizationId, call, tx)
         }
-        if let entry = decision.blockingEntry {
+        if conflict && body.offlineDecision == .checkedIn {
+            // One alert with both decisions (and the blocklist entry, when a block was one of them).
+            try tx.events.appendSecurityAlert(visitor: decision.visitor, entryId: decision.blockingEntry?.id,
+                                              organizationId: caller.organizationId, checkpointId: checkpointId, scanId: scan.id,
+                                              offlineDecision: .checkedIn, decision: decision.result, now: call.now)
+        } else if let entry = decision.blockingEntry {
             try tx.events.appendSecurityAlert(visitor: decision.visitor, entryId: entry.id, organizationId: caller.organizationId,
                                               checkpointId: checkpointId, scanId: scan.id, now: call.now)
         }
         metrics.recordCheckIn(result: decision.result.rawValue)
-        return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id))
+        return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id,
+                                               conflict: conflict ? true : nil))
+    }
+
+    private func auditStateChange(from previous: Visitor, to visitor: Visitor, _ call: Call, _ tx: any Transaction) throws {
+        let action: AuditAction = switch visitor.status {
+        case .checkedIn: .visitorCheckIn
+        case .checkedOut: .visitorCheckOut
+        case .awaitingApproval: .visitorRequestApproval
+        default: .visitorUpdate
+        }
+        try audit(action, id: previous.id, .changed(from: previous, to: visitor), call, tx)
+    }
+
+    /// A check-in whose Idempotency-Key has an answer: the attempt reached the server before.
+    /// When the kiosk, not hearing back in time, admitted the visitor offline and the stored
+    /// answer did not admit, the visitor is inside all the same: the conflict is raised as for
+    /// any offline admission, once (the stored scan then carries the offline decision).
+    func replayedCheckIn(_ call: Call, stored: HTTPResponse, _ tx: any Transaction) throws -> HTTPResponse {
+        guard stored.status == 200,
+              let body = try? JSONBody.decode(CheckInBody.self, from: call.request.body), body.offlineDecision == .checkedIn,
+              let answer = try? JSONDecoder().decode(CheckInAnswer.self, from: Data(stored.body)), answer.result != .checkedIn,
+              let record = try tx.visitors.find(id: answer.visitor.id), record.organizationId == call.caller.organizationId
+        else { return stored }
+        let checkpointId = call.caller.checkpointId!
+        var visitor = record.visitor
+        if try tx.scans.setOfflineDecision(.checkedIn, scanId: answer.scanId) {
+            if visitor.status != .checkedIn {
+                let judgedAt = CheckIn.judgementTime(receivedAt: call.now, scannedAt: body.scannedAt?.date)
+                let inside = CheckIn.admittedVisitor(visitor, at: judgedAt, checkpointId: checkpointId)
+                try tx.visitors.changeState(inside, from: visitor)
+                try auditStateChange(from: visitor, to: inside, call, tx)
+                try tx.events.appendVisitorEvent(.visitorArrived, visitor: inside, organizationId: record.organizationId,
+                                                 checkpointId: checkpointId, scanId: answer.scanId, now: call.now)
+                try queueNotices(for: .visitorArrived, visitor: inside, organizationId: record.organizationId, call, tx)
+                visitor = inside
+            }
+            try tx.events.appendSecurityAlert(visitor: visitor, entryId: nil, organizationId: record.organizationId,
+                                              checkpointId: checkpointId, scanId: answer.scanId, offlineDecision: .checkedIn,
+                                              decision: answer.result, now: call.now)
+        }
+        return JSONBody.response(CheckInAnswer(result: answer.result, visitor: visitor, scanId: answer.scanId, conflict: true))
+    }
+
+    /// The organization's pass keys, for kiosks that check GP2 signatures offline.
+    func passKeyList(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+        JSONBody.response(PassKeyList(keys: try passes.keyring.publicKeys(organizationId: call.caller.organizationId, now: call.now)))
     }
 
     static func truncated(_ text: String, bytes limit: Int) -> String {
@@ -213,7 +301,10 @@ extension GatePassApplication {
     }
 
     /// Passes valid today that changed after `since`, oldest change first, 500 at a time:
-    /// the kiosk's offline cache follows this feed.
+    /// the kiosk's offline cache follows this feed. A pass that is revoked now — cancelled, or
+    /// matched by the blocklist — is named in `revoked`; a blocked visitor's details are not
+    /// sent at all (the gate needs only to refuse them), a cancelled one is in `items` too,
+    /// so the kiosk's table answers CANCELLED as the server does.
     func expected(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         var since: Int64 = 0
         if let raw = call.request.query["since"] {
@@ -222,10 +313,19 @@ extension GatePassApplication {
             }
             since = value
         }
-        let today = ValidityWindow.day(containing: call.now, in: try site(call.caller.organizationId, tx).timeZone)
-        let rows = try tx.visitors.changed(organizationId: call.caller.organizationId, after: since, validDuring: today,
-                                           limit: 500)
-        return JSONBody.response(ExpectedPasses(items: rows.map(\.visitor), cursor: String(rows.last?.changeSequence ?? since), revoked: []))
+        let organization = call.caller.organizationId
+        let today = ValidityWindow.day(containing: call.now, in: try site(organization, tx).timeZone)
+        let rows = try tx.visitors.changed(organizationId: organization, after: since, validDuring: today, limit: 500)
+        var items: [Visitor] = []
+        var revoked: [String] = []
+        for row in rows {
+            let visitor = row.visitor
+            let blocked = Blocklist.firstMatch(try tx.blocklist.candidates(for: visitor, organizationId: organization, now: call.now),
+                                               for: visitor, at: call.now) != nil
+            if blocked || visitor.status == .cancelled { revoked.append(visitor.shortId.rawValue) }
+            if !blocked { items.append(visitor) }
+        }
+        return JSONBody.response(ExpectedPasses(items: items, cursor: String(rows.last?.changeSequence ?? since), revoked: revoked))
     }
 
     /// Today's counters for the organization; `?checkpointId=` narrows the ones that belong

@@ -8,8 +8,8 @@ protocol BlocklistRepository {
     func insert(_ entry: BlocklistEntry, organizationId: String) throws
     /// The organization's entries, newest first, expired ones included (they are history).
     func list(organizationId: String, after cursor: ListCursor?, limit: Int) throws -> [(entry: BlocklistEntry, cursor: ListCursor)]
-    /// Removes one entry of the organization; false when it has none with that id.
-    func remove(id: String, organizationId: String) throws -> Bool
+    /// Removes one entry of the organization and returns it; nil when it has none with that id.
+    func remove(id: String, organizationId: String) throws -> BlocklistEntry?
     /// The entries not expired at `now` that share a key with `keys` (same folded name, same
     /// email, or same phone digits), oldest first. A superset of the matches: a name found
     /// here may still be narrowed out by the entry's company.

@@ -83,10 +83,15 @@ extension EventRepository {
     /// `security.alert` (api.md "Blocklist"): a blocked visitor at a gate, for the
     /// organization's OWNERs and ADMINs only. `checkpointId` names the gate; the event is
     /// not addressed to it (its scanner is told `BLOCKED`, never which entry or why).
-    func appendSecurityAlert(visitor: Visitor, entryId: String, organizationId: String, checkpointId: String?,
-                             scanId: String?, now: Date) throws {
+    /// - Parameters:
+    ///   - entryId: the blocklist entry the visitor matched, if a block raised it.
+    ///   - offlineDecision: for a replayed offline scan the server decided otherwise, the
+    ///     kiosk's decision (`decision` is then the server's).
+    func appendSecurityAlert(visitor: Visitor, entryId: String?, organizationId: String, checkpointId: String?,
+                             scanId: String?, offlineDecision: ScanResult? = nil, decision: ScanResult? = nil,
+                             now: Date) throws {
         let data = EventLog.encode(VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId,
-                                                    entryId: entryId))
+                                                    entryId: entryId, offlineDecision: offlineDecision, decision: decision))
         try append(.securityAlert, audience: EventAudience(organizationId: organizationId, managersOnly: true),
                    visitorId: visitor.id, title: NotificationItem.title(for: .securityAlert, visitorName: visitor.name),
                    data: data, now: now)

@@ -14,6 +14,9 @@ struct ScanHistoryFilter: Sendable {
 /// The scans: every check-in attempt, newest first (scan time, then insertion order).
 protocol ScanRepository {
     func insert(_ scan: Scan, organizationId: String) throws
+    /// Records what the kiosk decided offline on a scan the server had already answered
+    /// (the replay of an attempt that reached it); false when no such scan exists.
+    func setOfflineDecision(_ decision: ScanResult, scanId: String) throws -> Bool
     /// Up to `limit` scans matching `filter` after `cursor`, each with its position.
     func page(_ filter: ScanHistoryFilter, after cursor: ListCursor?, limit: Int) throws -> [(scan: Scan, seq: Int64)]
 

@@ -61,6 +61,9 @@ protocol VisitorRepository {
     /// Passes valid during `day` changed after `sequence`, oldest change first, with their change sequence.
     func changed(organizationId: String, after sequence: Int64, validDuring day: ValidityWindow,
                  limit: Int) throws -> [(visitor: Visitor, changeSequence: Int64)]
+    /// Moves the visitors to the end of the change feed (their pass changed without a change
+    /// of their own: a blocklist entry now matches them, or no longer does).
+    func markChanged(visitorIds: [String]) throws
     /// Today's counts for a site, narrowed to one gate when asked.
     func counts(organizationId: String, checkpointId: String?, day: ValidityWindow) throws -> ScanStats
 

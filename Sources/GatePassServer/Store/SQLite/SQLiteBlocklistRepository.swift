@@ -34,8 +34,9 @@ struct SQLiteBlocklistRepository: BlocklistRepository {
         }
     }
 
-    func remove(id: String, organizationId: String) throws -> Bool {
-        try db.execute("DELETE FROM blocklist_entries WHERE id = ? AND organization_id = ?", [id, organizationId]) > 0
+    func remove(id: String, organizationId: String) throws -> BlocklistEntry? {
+        try db.queryFirst("DELETE FROM blocklist_entries WHERE id = ? AND organization_id = ? RETURNING \(Self.columns)",
+                          [id, organizationId], Self.entry)
     }
 
     func candidates(for keys: BlocklistKeys, organizationId: String, now: Date) throws -> [BlocklistEntry] {

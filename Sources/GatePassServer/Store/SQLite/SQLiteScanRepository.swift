@@ -5,23 +5,29 @@ import SQLite
 struct SQLiteScanRepository: ScanRepository {
     let db: Connection
 
-    static let columns = "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq"
+    static let columns = "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq, offline_decision"
 
     static func read(_ row: Row) throws -> (scan: Scan, seq: Int64) {
         (Scan(id: try row.string(0), shortId: try row.optionalParsed(1, as: "short id", { ShortID(stored: $0)?.rawValue }),
               raw: try row.optionalString(2), result: try row.parsed(3, as: "scan result", ScanResult.init(rawValue:)),
               visitorId: try row.optionalString(4), checkpointId: try row.string(5), scannedBy: try row.string(6),
-              scannedAt: Timestamp(try row.date(7)), receivedAt: Timestamp(try row.date(8)), offline: try row.bool(9)),
+              scannedAt: Timestamp(try row.date(7)), receivedAt: Timestamp(try row.date(8)), offline: try row.bool(9),
+              offlineDecision: try row.optionalParsed(11, as: "offline decision", ScanResult.init(rawValue:))),
          try row.int64(10))
     }
 
     func insert(_ scan: Scan, organizationId: String) throws {
         try db.execute("""
             INSERT INTO scans (id, organization_id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by,
-                               scanned_at, received_at, offline)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               scanned_at, received_at, offline, offline_decision)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [scan.id, organizationId, scan.shortId, scan.raw, scan.result.rawValue, scan.visitorId, scan.checkpointId,
-                  scan.scannedBy, scan.scannedAt.date.milliseconds, scan.receivedAt.date.milliseconds, scan.offline])
+                  scan.scannedBy, scan.scannedAt.date.milliseconds, scan.receivedAt.date.milliseconds, scan.offline,
+                  scan.offlineDecision?.rawValue])
+    }
+
+    func setOfflineDecision(_ decision: ScanResult, scanId: String) throws -> Bool {
+        try db.execute("UPDATE scans SET offline = 1, offline_decision = ? WHERE id = ? AND offline_decision IS NULL", [decision.rawValue, scanId]) == 1
     }
 
     func page(_ filter: ScanHistoryFilter, after cursor: ListCursor?, limit: Int) throws -> [(scan: Scan, seq: Int64)] {

@@ -66,6 +66,12 @@ struct SQLiteVisitorRepository: VisitorRepository {
         return (lookup + separator + (visitor.company ?? "").lowercased(), lookup)
     }
 
+    func markChanged(visitorIds: [String]) throws {
+        for id in visitorIds {
+            try db.execute("UPDATE visitors SET change_seq = ? WHERE id = ?", [try nextChangeSeq(), id])
+        }
+    }
+
     /// The next value of the global change sequence (one counter row, bumped in the same
     /// transaction as the change).
     private func nextChangeSeq() throws -> Int64 {

@@ -368,5 +368,9 @@ enum Schema {
         CREATE INDEX scans_visitor ON scans(visitor_id) WHERE visitor_id IS NOT NULL;
         CREATE INDEX scans_unlinked ON scans(organization_id, scanned_at) WHERE visitor_id IS NULL AND raw IS NOT NULL;
         """),
+        // Offline passes (issue 13): what the kiosk decided offline, on a replayed scan.
+        Migration("0009-offline-passes", """
+        ALTER TABLE scans ADD COLUMN offline_decision TEXT;
+        """),
     ]
 }
