@@ -271,8 +271,17 @@ public final class KioskRunner: @unchecked Sendable {
     /// offline scan that needed approval gets it requested now, and a check-in queued by an
     /// older build (no offline decision) shows what it became.
     private func replayed(_ entry: OutboxEntry, answer body: [UInt8]?) {
-        guard let body, let answer = try? APIClient.decode(CheckInAnswer.self, from: body) else { return }
         let sent = entry.body.flatMap { try? JSONDecoder().decode(CheckInBody.self, from: Data($0.utf8)) }
+        guard let body else { return }
+        guard let answer = try? APIClient.decode(CheckInAnswer.self, from: body) else {
+            // A scan refused offline, answered 400 INVALID / 404 NOT_FOUND: recorded, delivered.
+            if let sent, let offlineDecision = sent.offlineDecision,
+               let refusal = try? APIClient.decode(APIErrorBody.self, from: body) {
+                terminal.err(visible: "offline scan of \(sent.shortId) delivered: decided \(offlineDecision.rawValue) offline, "
+                             + "the server answered \(refusal.error.code)")
+            }
+            return
+        }
         let code = sent?.shortId ?? answer.visitor.shortId.rawValue
         guard let offlineDecision = sent?.offlineDecision else {
             var decision = GateDecision.from(answer, code: code)

@@ -66,6 +66,8 @@ public struct GateDecision: Sendable, Equatable, Codable {
         var (outcome, reason) = presentation(of: decision.result)
         switch decision.result {
         case .approvalRequired: reason = "this pass needs an approver; asked for when the server answers"
+        case .invalid where decision.shortId != nil:
+            reason = "the pass's signature or fields do not check out"
         case .notFound where decision.basis == .none && decision.shortId != nil:
             reason = "the server does not answer and this pass cannot be checked here"
         default: break

@@ -111,12 +111,13 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         }
     }
 
-    func runner(_ gate: Gate, json: Bool = false) throws -> KioskRunner {
-        let core = try gate.core()
+    func runner(_ gate: Gate, json: Bool = false, options: KioskRunner.Options? = nil, clock: any WallClock = SystemWallClock(),
+                checkInTransport: (any HTTPTransport)? = nil) throws -> KioskRunner {
+        let core = try ClientCommands.Context(terminal: gate.terminal, environment: gate.environment, clock: clock).core(platform: "kiosk")
         _ = try core.ensureScannerToken(now: Date())
         let decoder = try QRDecoder()
-        return KioskRunner(core: core, terminal: gate.terminal, clock: SystemWallClock(), options: .init(cooldown: 3, json: json),
-                           notifier: SystemdNotifier(environment: [:])) { frame in
+        return KioskRunner(core: core, terminal: gate.terminal, clock: clock, options: options ?? .init(cooldown: 3, json: json),
+                           notifier: SystemdNotifier(environment: [:]), checkInTransport: checkInTransport) { frame in
             try decoder.decode(frame).codes.map(\.text)
         }
     }

@@ -58,7 +58,9 @@ import Testing
         #expect(signed.line == "ADMITTED offline (cache 42 s old)  GP2:K7Q2M9XD.1.2.A1.SIG — welcome")
         let forged = GateDecision.offline(OfflineDecision(result: .invalid, basis: .none, shortId: ana.shortId), code: "GP2:forged",
                                           cacheAge: 7200)
-        #expect(forged.line == "DENIED offline (cache 2 h old)  GP2:forged — not a Gate Pass code")
+        #expect(forged.line == "DENIED offline (cache 2 h old)  GP2:forged — the pass's signature or fields do not check out")
+        let noPass = GateDecision.offline(OfflineDecision(result: .invalid, basis: .none), code: "hello", cacheAge: 1)
+        #expect(noPass.line == "DENIED offline (cache 1 s old)  hello — not a Gate Pass code")
         let unknown = GateDecision.offline(OfflineDecision(result: .notFound, basis: .none, shortId: ana.shortId), code: "K7Q2M9XD",
                                            cacheAge: nil)
         #expect(unknown.line == "DENIED offline (no cache)  K7Q2M9XD — the server does not answer and this pass cannot be checked here")
