@@ -96,6 +96,32 @@ extension KioskTests {
         #expect(cora?["status"] as? String == "CHECKED_IN")
     }
 
+    @Test func aPassNeedingApprovalScannedOfflineIsAskedForWhenTheServerIsBack() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let owner = try gate.token("owner@demo.gatepass")
+        let needsApproval = try gate.visitor(owner, ["name": "Abby Approval", "requiresApproval": true])
+        let kiosk = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600))
+        try kiosk.start()
+        defer { kiosk.stop() }
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.passes ?? 0 > 0 })
+        gate.stopServer()
+        try kiosk.scan(ImageFileSource(directory: try gate.folder("approval", ["GP1:\(needsApproval.shortId)"])))
+        #expect(gate.waitForLine("APPROVAL NEEDED offline (cache "))
+        try gate.startServer()
+        // The replay answers APPROVAL_REQUIRED: the kiosk, online again, asks for the approval.
+        #expect(gate.waitForLine("APPROVAL REQUESTED  Abby Approval (\(needsApproval.shortId)) — waiting for an approver"))
+        let visitor = try gate.http.get("/api/visitors/\(needsApproval.id)", token: owner).json
+        #expect(visitor?["status"] as? String == "AWAITING_APPROVAL")
+        // The decision comes on the event stream: once it is live again (a stream that had seen
+        // no event resumes at "now").
+        #expect(gate.terminal.wait { gate.terminal.stderr.components(separatedBy: "event stream: live").count > 2 })
+        let approver = try gate.token("approver@demo.gatepass")
+        _ = try gate.http.send("POST", "/api/approver/visitors/\(needsApproval.id)/approve", token: approver, json: [String: Any]())
+        #expect(gate.waitForLine("ADMITTED  Abby Approval (\(needsApproval.shortId)) — welcome"))
+    }
+
     /// A clock `offset` seconds away from the real one.
     struct SkewedClock: WallClock {
         var offset: TimeInterval
