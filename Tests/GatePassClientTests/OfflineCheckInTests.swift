@@ -10,15 +10,8 @@ import Testing
 @Suite(.serialized) struct OfflineCheckInTests {
     @Test func aTimedOutTryKeepsItsKeyAndGainsTheOfflineDecision() throws {
         let world = try ClientWorld()
-        try world.addUser("guard@acme.test", role: .admin)
-        let admin = try world.token("guard@acme.test")
-        let pass = try world.createVisitor(admin)
-        let proxy = try FaultProxy(target: world.port)
-        let proxyPort = try proxy.start()
+        let (admin, pass, proxy, core) = try world.guardBehindProxy()
         defer { proxy.stop() }
-        let core = try world.core()
-        _ = try core.login(server: "http://127.0.0.1:\(proxyPort)", email: "guard@acme.test",
-                           otp: try world.code(for: "guard@acme.test"), allowPurge: false)
         try core.syncPassCache(timeZone: .current)
 
         // The kiosk's check-in handle: it gives up after offlineAfterMs while the server holds the answer.
