@@ -26,7 +26,8 @@ struct KioskCommand: GatePassCommand {
         options: [server] + FrameSourceOptions.all
             + [cooldown, offlinePolicy, offlineAfter, OutputOptions.flag("Print one JSON object per decision instead of the line.")],
         subcommands: [("enrol", "Enrol this device as a gate's kiosk with a one-time code (then no login is needed)."),
-                      ("enrol-code", "Make a one-time enrolment code for a kiosk (OWNER/ADMIN).")],
+                      ("enrol-code", "Make a one-time enrolment code for a kiosk (OWNER/ADMIN)."),
+                      ("roll", "Print the evacuation roll from this kiosk's pass cache (works offline).")],
         discussion: "An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment. The kiosk keeps today's passes, the pass keys and the on-site list in its state file (refreshed every 30 s); when the server does not answer a scan in time it decides by itself as --offline-policy allows, says \"offline\" and the cache's age on the decision line, and sends the scan with its decision when the server is back.")
 
     var server: String?
@@ -146,5 +147,44 @@ extension FrameSourceOptions.Choice {
                 throw CommandFailure("\(error)")
             }
         }
+    }
+}
+
+/// `gatepass kiosk roll`: who is on site, as the kiosk's pass cache last heard it from the
+/// server (the running kiosk refreshes it every 30 s), so the roll can be read with the
+/// network down. Reads the state file only; never asks the server.
+struct KioskRollCommand: GatePassCommand {
+    static let configuration = CommandConfiguration(
+        name: "gatepass kiosk roll",
+        overview: "Print the evacuation roll (who is checked in) from this kiosk's pass cache, without asking the server: the first line says how old it is, then one visitor a line. " + ServerOptions.stateNote,
+        options: [OutputOptions.flag("Print {syncedAt, server, visitors: [Visitor]} instead.")])
+
+    struct Roll: Encodable {
+        var syncedAt: Timestamp
+        var server: String
+        var visitors: [Visitor]
+    }
+
+    var json: Bool
+    init(parsing arguments: ParsedArguments) throws(UsageError) { json = arguments.has(OutputOptions.json) }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let core = try context.core(platform: "kiosk")
+        guard let status = try core.passCacheStatus() else {
+            throw CommandFailure("this kiosk has no pass cache yet: run gatepass kiosk while the server is reachable")
+        }
+        let visitors = try core.cachedOnSite()
+        if json {
+            context.terminal.out(ClientCommands.json(Roll(syncedAt: Timestamp(status.lastSyncAt), server: status.server, visitors: visitors)))
+            return 0
+        }
+        let age = GateDecision.ageText(Int(status.age(at: context.clock.now())))
+        context.terminal.out(visible: "\(visitors.count) on site (\(age), from \(status.server))")
+        for visitor in visitors {
+            let company = visitor.company.map { " (\($0))" } ?? ""
+            let since = visitor.checkedInAt.map { " — in since \(Timestamp($0))" } ?? ""
+            context.terminal.out(visible: "\(visitor.shortId.rawValue)  \(visitor.name)\(company)\(since)")
+        }
+        return 0
     }
 }

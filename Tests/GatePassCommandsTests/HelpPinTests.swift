@@ -417,6 +417,7 @@ import Testing
             SUBCOMMANDS:
               enrol       Enrol this device as a gate's kiosk with a one-time code (then no login is needed).
               enrol-code  Make a one-time enrolment code for a kiosk (OWNER/ADMIN).
+              roll        Print the evacuation roll from this kiosk's pass cache (works offline).
 
             An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment. The kiosk keeps today's passes, the pass keys and the on-site list in its state file (refreshed every 30 s); when the server does not answer a scan in time it decides by itself as --offline-policy allows, says "offline" and the cache's age on the decision line, and sends the scan with its decision when the server is back.
 
@@ -444,6 +445,16 @@ import Testing
               --name N         The kiosk's name, as the token list shows it.
               --json           Print {id, enrolmentCode, expiresAt}.
               -h, --help       Show help information.
+
+            """#),
+        (["kiosk", "roll"], #"""
+            OVERVIEW: Print the evacuation roll (who is checked in) from this kiosk's pass cache, without asking the server: the first line says how old it is, then one visitor a line. State lives in $GATEPASS_STATE_DIR (default $XDG_STATE_HOME/gatepass or ~/.local/state/gatepass).
+
+            USAGE: gatepass kiosk roll [--json]
+
+            OPTIONS:
+              --json      Print {syncedAt, server, visitors: [Visitor]} instead.
+              -h, --help  Show help information.
 
             """#),
         (["push-test"], #"""

@@ -122,6 +122,36 @@ extension KioskTests {
         #expect(gate.waitForLine("ADMITTED  Abby Approval (\(needsApproval.shortId)) — welcome"))
     }
 
+    @Test func theEvacuationRollIsReadFromTheCacheWithTheServerDown() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let none = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "kiosk", "roll"], terminal: none, environment: gate.environment) == 1)
+        #expect(none.stderr.contains("no pass cache yet"))
+        let owner = try gate.token("owner@demo.gatepass")
+        let inside = try gate.visitor(owner, ["name": "Rita Roll", "company": "Acme"])
+        let reader = try gate.core()
+        _ = try reader.ensureScannerToken(now: Date())
+        guard case .applied = try reader.checkIn(code: inside.shortId, confirmApprovalRequest: false) else {
+            Issue.record("the check-in was not applied"); return
+        }
+        try reader.syncPassCache(timeZone: .current)
+        gate.stopServer()
+
+        let terminal = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "kiosk", "roll"], terminal: terminal, environment: gate.environment) == 0)
+        let lines = terminal.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("\(lines.count - 1) on site (cache ") == true)
+        let rita = try #require(lines.first { $0.hasPrefix(inside.shortId) })
+        #expect(rita.contains("Rita Roll") && rita.contains("(Acme) — in since "))
+        let json = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "kiosk", "roll", "--json"], terminal: json, environment: gate.environment) == 0)
+        let roll = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let visitors = try #require(roll["visitors"] as? [[String: Any]])
+        #expect(visitors.contains { $0["shortId"] as? String == inside.shortId && $0["status"] as? String == "CHECKED_IN" })
+        #expect(roll["syncedAt"] is String)
+    }
+
     /// A clock `offset` seconds away from the real one.
     struct SkewedClock: WallClock {
         var offset: TimeInterval
