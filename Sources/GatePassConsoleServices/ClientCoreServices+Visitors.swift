@@ -146,7 +146,10 @@ extension ClientCoreServices: VisitorsServices {
         else { throw .failed("the server's pass does not carry this visitor's signed code") }
         do {
             let code = try QRCode(text, errorCorrection: .quartile)
-            return PassCode(text: text, size: code.width, modules: code.modules)
+            let unsignedText = QRPayload.passText(for: visitor.shortId)
+            let unsigned = try QRCode(unsignedText, errorCorrection: .quartile)
+            return PassCode(text: text, size: code.width, modules: code.modules,
+                            smaller: [PassCode(text: unsignedText, size: unsigned.width, modules: unsigned.modules)])
         } catch {
             throw .failed(error.description)
         }

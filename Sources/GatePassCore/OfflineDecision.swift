@@ -1,15 +1,5 @@
 import Foundation
 
-/// What a scanned text names, parsed as the server's check-in parses it (`QRPayload.reference`):
-/// one parse for both sides, so the kiosk and the server never disagree on whether a text is a
-/// pass at all. (The name stays for the drainer's lanes, which group replays by it.)
-public typealias ScannedPassText = QRPayload.Reference
-
-extension QRPayload.Reference {
-    /// `QRPayload.reference(from:)`.
-    public static func parse(_ raw: String) throws(QRPayloadError) -> QRPayload.Reference { try QRPayload.reference(from: raw) }
-}
-
 /// What a kiosk may decide by itself while the server does not answer (`gatepass kiosk
 /// --offline-policy`).
 public enum OfflinePolicy: String, Codable, Sendable, CaseIterable {

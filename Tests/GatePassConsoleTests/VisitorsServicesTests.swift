@@ -269,14 +269,19 @@ import Testing
             let detail = VisitorDetailScreen(visitor: visitor, services: FakeConsoleServices(), clock: { Fixtures.now },
                                              management: management)
             _ = detail.handle(.character("p"))
-            let canvas = Fixtures.render(detail, width: 80, height: 34)
-            #expect(!canvas.text.contains("too small"), "an 80×36 terminal holds a GP2 code")
-            let shot = Self.screenshot(canvas)
-            let decoder = try QRDecoder()
-            let decoded = try shot.pixels.withUnsafeBytes { bytes in
-                try decoder.decode(FrameView(width: shot.width, height: shot.height, luma: bytes, index: 0))
+            // A terminal that holds the signed code shows it; a classic 80×24 one shows the
+            // unsigned form of the same pass, and says so.
+            for (height, expected, warned) in [(34, Self.signedText, false), (22, "GP1:K7Q2M9XD", true)] {
+                let canvas = Fixtures.render(detail, width: 80, height: height)
+                #expect(!canvas.text.contains("too small"), "80×\(height)")
+                #expect(canvas.text.contains("Unsigned form") == warned, "80×\(height)")
+                let shot = Self.screenshot(canvas)
+                let decoder = try QRDecoder()
+                let decoded = try shot.pixels.withUnsafeBytes { bytes in
+                    try decoder.decode(FrameView(width: shot.width, height: shot.height, luma: bytes, index: 0))
+                }
+                #expect(decoded.texts == [expected], "80×\(height)")
             }
-            #expect(decoded.texts == [Self.signedText])
         }
     }
 }
