@@ -152,6 +152,35 @@ extension KioskTests {
         #expect(roll["syncedAt"] is String)
     }
 
+    /// The policies that judge less: `cached-only` admits a cached pass but not one known only by
+    /// its signature; `deny` admits nothing.
+    @Test(arguments: [OfflinePolicy.cachedOnly, .deny])
+    func aStricterPolicyJudgesLess(policy: OfflinePolicy) throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let owner = try gate.token("owner@demo.gatepass")
+        let cached = try gate.visitor(owner, ["name": "Carl Cached"])
+        let kiosk = try runner(gate, options: .init(cooldown: 3, offlinePolicy: policy, cacheInterval: 3600))
+        try kiosk.start()
+        defer { kiosk.stop() }
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.keys ?? 0 > 0 })
+        let signedOnly = try gate.visitor(owner, ["name": "Sam Signed"])
+        let texts = (cached: try passText(gate, visitorId: cached.id), signed: try passText(gate, visitorId: signedOnly.id))
+        gate.stopServer()
+        try kiosk.scan(ImageFileSource(directory: try gate.folder("strict", [texts.cached, nil, texts.signed])))
+        let refusal = "the server does not answer and this pass cannot be checked here"
+        if policy == .cachedOnly {
+            #expect(gate.waitForLine("ADMITTED offline (cache "))
+            #expect(gate.waitForLine("Carl Cached (\(cached.shortId)) — welcome"))
+        } else {
+            #expect(gate.waitForLine("\(texts.cached) — \(refusal)"))
+        }
+        #expect(gate.waitForLine("DENIED offline (cache "))
+        #expect(gate.waitForLine("\(texts.signed) — \(refusal)"))
+        #expect(!gate.terminal.stdout.contains("ADMITTED offline") || policy == .cachedOnly)
+    }
+
     /// A clock `offset` seconds away from the real one.
     struct SkewedClock: WallClock {
         var offset: TimeInterval
