@@ -130,6 +130,9 @@ extension ClientCore {
 
     public func passCacheStatus() throws(ClientError) -> PassCacheStatus? { try store.passCacheStatus() }
 
+    /// When the pass cache was last brought up to date (its age is measured from it).
+    public func passCacheSyncedAt() throws(ClientError) -> Date? { try store.passCacheSyncedAt() }
+
     /// The evacuation roll as last synced (for when the server does not answer).
     public func cachedOnSite() throws(ClientError) -> [Visitor] { try store.cachedOnSite() }
 

@@ -263,7 +263,7 @@ public final class KioskRunner: @unchecked Sendable {
         } else {
             try core.queueOfflineCheckIn(code: code, decision: decision.result, scannedAt: scannedAt)
         }
-        let age = try core.passCacheStatus()?.age(at: clock.now())
+        let age = try core.passCacheSyncedAt().map { clock.now().timeIntervalSince($0) }
         return GateDecision.offline(decision, code: code, cacheAge: age)
     }
 

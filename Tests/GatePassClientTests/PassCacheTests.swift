@@ -87,6 +87,7 @@ import Testing
         let status = try #require(try reopened.passCacheStatus())
         #expect(status.passes == 1)
         #expect(status.lastSyncAt == Date(millisecondsSince1970: syncedAt.millisecondsSince1970))
+        #expect(try reopened.passCacheSyncedAt() == status.lastSyncAt)
         #expect(status.age(at: syncedAt.addingTimeInterval(180)) >= 179)
         #expect(try reopened.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .cachedOnly).result == .checkedIn)
         // The server is down: a sync fails and leaves the cache as it was.
