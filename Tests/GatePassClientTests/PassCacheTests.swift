@@ -134,6 +134,32 @@ import Testing
         #expect(try core.store.passCacheSnapshot().visitors[ShortID(later.shortId)!] != nil)
     }
 
+    @Test func aBlockAndItsEndArriveByDeltaFromTheServer() throws {
+        let (world, admin, core) = try Self.kiosk()
+        let pass = try world.createVisitor(admin, name: "Boris Blocked")
+        let other = try world.createVisitor(admin, name: "Olga Other")
+        try core.syncPassCache(timeZone: Self.zone)
+        let http = LoopbackHTTPClient(port: world.port)
+        let entry = try http.send("POST", "/api/blocklist", token: admin, json: ["name": "Boris Blocked", "reason": "test"])
+        #expect(entry.status == 201)
+        // A cancellation is revoked too.
+        #expect(try http.send("POST", "/api/visitors/\(other.id)/cancel", token: admin, json: [:]).status == 200)
+        let delta = try core.syncPassCache(timeZone: Self.zone)
+        #expect(!delta.fullLoad && delta.revocations >= 2)
+        var snapshot = try core.store.passCacheSnapshot()
+        #expect(snapshot.revoked.isSuperset(of: [ShortID(pass.shortId)!, ShortID(other.shortId)!]))
+        #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .signed).result == .blocked)
+        #expect(try core.decideOffline(code: other.shortId, scannedAt: Date(), policy: .signed).result == .cancelled)
+
+        // The entry removed: the pass comes back in items and is no longer revoked.
+        let entryId = try #require(entry.json?["id"] as? String)
+        #expect(try http.send("DELETE", "/api/blocklist/\(entryId)", headers: ["Authorization": "Bearer \(admin)"]).status == 204)
+        try core.syncPassCache(timeZone: Self.zone)
+        snapshot = try core.store.passCacheSnapshot()
+        #expect(!snapshot.revoked.contains(ShortID(pass.shortId)!))
+        #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .signed).result == .checkedIn)
+    }
+
     // MARK: - Revocations and strict reading (the store, with pages as api.md shapes them)
 
     static func visitor(_ shortId: String, status: VisitorStatus = .expected) -> Visitor {
