@@ -160,6 +160,24 @@ import Testing
         #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .signed).result == .checkedIn)
     }
 
+    @Test func theThirtySecondsAreMeasuredOnTheInjectedClock() throws {
+        let (world, admin, core) = try Self.kiosk()
+        let clock = OutboxServiceTests.ManualClock()
+        let synced = DispatchSemaphore(value: 0), waiting = DispatchSemaphore(value: 0)
+        let service = PassCacheService(core: core, timeZone: Self.zone, clock: clock,
+                                       onSync: { _ in synced.signal() }, onWait: { _ in waiting.signal() })
+        service.start()
+        defer { service.stop() }
+        #expect(synced.wait(timeout: .now() + 30) == .success, "the sync at start")
+        #expect(waiting.wait(timeout: .now() + 30) == .success, "then the wait for the interval")
+        let later = try world.createVisitor(admin, name: "Later Visitor")
+        // 30 s on the injected clock: the delta comes now, not after 30 s of real time.
+        clock.advance(by: 30)
+        service.clockDidAdvance()
+        #expect(synced.wait(timeout: .now() + 30) == .success, "the delta after the interval")
+        #expect(try core.store.passCacheSnapshot().visitors[ShortID(later.shortId)!] != nil)
+    }
+
     // MARK: - Revocations and strict reading (the store, with pages as api.md shapes them)
 
     static func visitor(_ shortId: String, status: VisitorStatus = .expected) -> Visitor {
