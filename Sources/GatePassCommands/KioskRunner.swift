@@ -115,9 +115,8 @@ public final class KioskRunner: @unchecked Sendable {
     }
 
     private func startNetwork() throws(ClientError) {
-        let passCache = PassCacheService(core: core, timeZone: options.siteTimeZone, interval: options.cacheInterval) { [weak self] result in
-            self?.cacheSynced(result)
-        }
+        let passCache = PassCacheService(core: core, timeZone: options.siteTimeZone, interval: options.cacheInterval,
+                                         onSync: { [weak self] result in self?.cacheSynced(result) })
         lock.withLock { self.passCache = passCache }
         passCache.start()
         let outbox = OutboxService(core: core) { [weak self] report, online in
@@ -295,7 +294,8 @@ public final class KioskRunner: @unchecked Sendable {
             terminal.err(visible: "offline scan of \(answer.visitor.shortId.rawValue) delivered: decided \(offlineDecision.rawValue) offline, "
                          + "the server recorded \(answer.result.rawValue)")
         }
-        if answer.result == .approvalRequired {
+        // Asked for only where the gate refused: a visitor admitted offline is inside already.
+        if answer.result == .approvalRequired, offlineDecision != .checkedIn {
             checkIns.async { [self] in
                 if let requested = checkIn(code, confirmApprovalRequest: true) { record(requested) }
             }
