@@ -105,6 +105,10 @@ extension ClientCore {
         let response = try api.send(.scannerExpected, query: [("since", since)], token: token)
         let received = clock.now()
         let page = try APIClient.decode(ExpectedPasses.self, from: response.body)
+        // The cursor is stored and sent back: an opaque token of printable ASCII, not whatever came.
+        guard (1...255).contains(page.cursor.utf8.count), page.cursor.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .decoding("cursor: not a cursor (1 to 255 printable ASCII characters)")
+        }
         return (page, ServerClock.offset(dateHeader: response.headers["date"], sent: sent, received: received))
     }
 

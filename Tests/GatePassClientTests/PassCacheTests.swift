@@ -178,6 +178,68 @@ import Testing
         #expect(try core.store.passCacheSnapshot().visitors[ShortID(later.shortId)!] != nil)
     }
 
+    // MARK: - A hostile server
+
+    /// Answers `/expected` with whatever the test gives it (the keys and the roll empty).
+    final class ScriptedServer: HTTPTransport, @unchecked Sendable {
+        let expected: Locked<[UInt8]>
+        init(_ body: String) { expected = Locked(Array(body.utf8)) }
+        func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+            let body: [UInt8] = if request.url.contains("/expected") { expected.withLock { $0 } }
+                else if request.url.contains("/pass-keys") { Array(#"{"keys":[]}"#.utf8) }
+                else { Array(#"{"items":[],"nextCursor":null}"#.utf8) }
+            return HTTPResponse(status: 200, headers: ["date": "Tue, 01 Dec 2026 12:00:00 GMT"], body: body)
+        }
+        func separateHandle() -> any HTTPTransport { self }
+    }
+
+    @Test func answersTheCacheCannotTrustLeaveItAsItWas() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-hostile-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let server = ScriptedServer(#"{"items":[],"cursor":"1","revoked":[]}"#)
+        let core = try ClientCore(directory: StateDirectory(path: path), transport: server, platform: "kiosk")
+        try core.store.saveKioskEnrolment(KioskEnrolment(
+            server: "http://gate.invalid", scanner: ScannerTokenAnswer(scannerToken: "t", checkpoint: CheckpointSummary(id: "g", name: "Gate"),
+                                                                        expiresAt: Timestamp(Date().addingTimeInterval(3600))),
+            enrolledAt: Timestamp(Date())))
+        try core.syncPassCache(timeZone: Self.zone)
+        let before = try #require(try core.passCacheStatus())
+        let visitor = String(decoding: CanonicalJSON.encode(Self.visitor("AAAAAAAA")), as: UTF8.self)
+        let hostile = [
+            "", "not json", "[]", #"{"items":[]}"#, #"{"items":[],"cursor":"2"}"#,
+            #"{"items":[],"cursor":"","revoked":[]}"#,
+            #"{"items":[],"cursor":"\#(String(repeating: "9", count: 300))","revoked":[]}"#,
+            #"{"items":[],"cursor":"a b","revoked":[]}"#,
+            #"{"items":[],"cursor":"2","revoked":["not-a-short-id"]}"#,
+            #"{"items":[],"cursor":"2","revoked":["aaaaaaaa"]}"#,
+            #"{"items":[{"shortId":"AAAAAAAA"}],"cursor":"2","revoked":[]}"#,
+            #"{"items":[\#(visitor.replacingOccurrences(of: "\"EXPECTED\"", with: "\"INSIDE\""))],"cursor":"2","revoked":[]}"#,
+        ]
+        for body in hostile {
+            server.expected.withLock { $0 = Array(body.utf8) }
+            #expect(throws: ClientError.self, "\(body.prefix(60))") { try core.syncPassCache(timeZone: Self.zone) }
+            let after = try #require(try core.passCacheStatus())
+            #expect(after.cursor == before.cursor && after.passes == 0 && after.revoked == 0, "\(body.prefix(60))")
+        }
+        // The Date header gave an offset: this test's fixed date is far from now, so the kiosk would warn.
+        #expect(ServerClock.warning(offset: before.clockOffset) != nil)
+    }
+
+    @Test func theDateHeaderIsReadStrictly() {
+        #expect(ServerClock.parse("Tue, 01 Dec 2026 12:00:00 GMT") == Date(timeIntervalSince1970: 1_796_126_400))
+        for text in ["", "Tue, 01 Dec 2026 12:00:00 UTC", "Tue, 1 Dec 2026 12:00:00 GMT", "2026-12-01T12:00:00Z",
+                     "Tue, 01 Dec 2026 25:00:00 GMT", String(repeating: "x", count: 29)] {
+            #expect(ServerClock.parse(text) == nil, "\(text)")
+        }
+        let sent = Date(timeIntervalSince1970: 1_796_126_400.2)
+        #expect(ServerClock.offset(dateHeader: "Tue, 01 Dec 2026 12:00:00 GMT", sent: sent, received: sent.addingTimeInterval(0.6))
+                .map { abs($0) < 0.01 } == true, "the midpoint minus the header's half second")
+        #expect(ServerClock.offset(dateHeader: nil, sent: sent, received: sent) == nil)
+        #expect(ServerClock.warning(offset: 119) == nil)
+        #expect(ServerClock.warning(offset: -121)?.contains("2 min behind the server's") == true)
+        #expect(ServerClock.warning(offset: 600)?.contains("10 min ahead of the server's") == true)
+    }
+
     // MARK: - Revocations and strict reading (the store, with pages as api.md shapes them)
 
     static func visitor(_ shortId: String, status: VisitorStatus = .expected) -> Visitor {
