@@ -60,7 +60,8 @@ public final class KioskRunner: @unchecked Sendable {
     // Guarded by `lock`.
     private var deduplicator: CodeDeduplicator
     private var awaitingDecision: [String: String] = [:]   // visitor id → scanned code
-    private var online = true
+    /// Whether a scan's first try is made, or the scan is decided offline at once.
+    private var reachability = GateReachability()
     private var stopping = false
     private var lastHeartbeat = ContinuousClock.now
     private var sourceEnded = false
@@ -121,10 +122,7 @@ public final class KioskRunner: @unchecked Sendable {
         passCache.start()
         let outbox = OutboxService(core: core) { [weak self] report, online in
             guard let self else { return }
-            let cameBack = lock.withLock { () -> Bool in
-                defer { self.online = online }
-                return online && !self.online
-            }
+            let cameBack = lock.withLock { reachability.probed(online: online) }
             // Back online: the cache catches up at once (what changed while the kiosk was away).
             if cameBack { network.passCache?.poke() }
             for entry in report.applied where entry.kind == "checkin" { replayed(entry, answer: report.answers[entry.id]) }
@@ -219,7 +217,7 @@ public final class KioskRunner: @unchecked Sendable {
 
     /// One check-in through the client core; nil when the kiosk is not logged in (said once).
     private func checkIn(_ code: String, confirmApprovalRequest: Bool) -> GateDecision? {
-        let offline = lock.withLock { !online }
+        let offline = lock.withLock { !reachability.triesFirst }
         do {
             if offline {
                 // The server is known to be away: decided here at once, no connect attempt.
@@ -227,17 +225,20 @@ public final class KioskRunner: @unchecked Sendable {
             }
             switch try core.checkIn(code: code, confirmApprovalRequest: confirmApprovalRequest, over: checkInTransport) {
             case .applied(let response):
+                lock.withLock { reachability.answered() }
                 let answer = try APIClient.decode(CheckInAnswer.self, from: response.body)
                 return GateDecision.from(answer, code: code)
             case .queued(let entry, _):
-                // No answer within offlineAfterMs (or a failure): the scans that follow are
-                // decided here at once until the outbox's probe finds the server again.
-                lock.withLock { online = false }
+                // No answer within offlineAfterMs (or a failure): this scan is decided here.
+                // After two in a row the scans that follow are decided at once, without a try,
+                // until the outbox's probe finds the server again.
+                lock.withLock { reachability.failed() }
                 // The decision goes into the entry before the drain is asked to replay it.
                 let decision = try decideOffline(code, scannedAt: entry.scannedAt ?? clock.now(), attempt: entry)
                 network.outbox?.poke()
                 return decision
             case .refused(let status, _, _):
+                lock.withLock { reachability.answered() }
                 return .refused(ScanResult(refusalStatus: status), code: code)
             case .needsLogin(_, let message):
                 if let revoked = try core.scannerRevocation() {
@@ -390,7 +391,7 @@ public final class KioskRunner: @unchecked Sendable {
         } catch {
             return false
         }
-        lock.withLock { signedOut = nil; online = true }
+        lock.withLock { signedOut = nil; reachability = GateReachability() }
         log("enrolled again: scanning")
         signedOutChanges.signal()
         return true
@@ -461,5 +462,28 @@ public final class KioskRunner: @unchecked Sendable {
         let text = TerminalText.visible(text)
         terminal.err(text)
         notifier.status(text)
+    }
+}
+
+/// When the gate tries the server first and when it decides a scan offline at once (issue
+/// 13): a scan whose first try got no answer within `offlineAfterMs` is decided offline; after
+/// two such failures in a row, or once the outbox's probe found the server away, the scans
+/// that follow are decided at once, without a try, until a try or the probe succeeds.
+struct GateReachability: Equatable {
+    private(set) var consecutiveFailures = 0
+    private(set) var probedOffline = false
+
+    /// Whether the next scan's first try is made.
+    var triesFirst: Bool { consecutiveFailures < 2 && !probedOffline }
+
+    mutating func failed() { consecutiveFailures += 1 }
+    mutating func answered() { consecutiveFailures = 0; probedOffline = false }
+
+    /// The outbox's probe: returns true when the server came back.
+    mutating func probed(online: Bool) -> Bool {
+        let cameBack = online && !triesFirst
+        if online { consecutiveFailures = 0 }
+        probedOffline = !online
+        return cameBack
     }
 }

@@ -121,6 +121,38 @@ extension KioskTests {
         #expect(gate.waitForLine("ADMITTED  Abby Approval (\(needsApproval.shortId)) — welcome"))
     }
 
+    /// A check-in transport that never reaches the server, counting its tries.
+    final class UnreachableTransport: HTTPTransport, @unchecked Sendable {
+        let tries = Locked(0)
+        func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+            tries.withLock { $0 += 1 }
+            throw .cannotConnect(url: request.url, detail: "connection refused")
+        }
+        func separateHandle() -> any HTTPTransport { self }
+    }
+
+    @Test func afterTwoFailedTriesInARowTheKioskDecidesWithoutTrying() throws {
+        // (GateReachabilityTests hold the rule itself; this is the gate around it.)
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let owner = try gate.token("owner@demo.gatepass")
+        let guests = try (0..<3).map { try gate.visitor(owner, ["name": "Guest \($0)"]) }
+        let unreachable = UnreachableTransport()
+        let kiosk = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600), checkInTransport: unreachable)
+        try kiosk.start()
+        defer { kiosk.stop() }
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.passes ?? 0 >= 3 })
+        gate.stopServer()
+        try kiosk.scan(ImageFileSource(directory: try gate.folder("three", [guests[0].shortId, nil, guests[1].shortId, nil,
+                                                                             guests[2].shortId])))
+        kiosk.settle(timeout: 30)
+        for guest in guests { #expect(gate.waitForLine("Guest \(guest.name.suffix(1)) (\(guest.shortId)) — welcome")) }
+        // At most two tries failed in a row; the scans after them were decided at once (one
+        // try only when the outbox's probe found the server away before the second scan).
+        #expect((1...2).contains(unreachable.tries.withLock { $0 }), "\(gate.terminal.stderr)")
+    }
+
     @Test func theEvacuationRollIsReadFromTheCacheWithTheServerDown() throws {
         let gate = try Gate()
         try gate.loginKiosk("owner@demo.gatepass")
@@ -207,5 +239,30 @@ extension KioskTests {
         #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.clockOffset != nil })
         #expect(kiosk.clockProblem == nil)
         #expect(!gate.terminal.stderr.contains("clock is"))
+    }
+}
+
+@Suite struct GateReachabilityTests {
+    @Test func twoFailedTriesInARowOrAProbeThatFoundNothingStopTheTries() {
+        var gate = GateReachability()
+        #expect(gate.triesFirst)
+        gate.failed()
+        #expect(gate.triesFirst, "one failure: the next scan still tries")
+        gate.answered()
+        gate.failed()
+        #expect(gate.triesFirst, "not in a row")
+        gate.failed()
+        #expect(!gate.triesFirst, "twice in a row: decided at once")
+        var cameBack = gate.probed(online: false)
+        #expect(!cameBack && !gate.triesFirst)
+        cameBack = gate.probed(online: true)
+        #expect(cameBack, "the probe found the server: it came back")
+        #expect(gate.triesFirst && gate.consecutiveFailures == 0)
+        cameBack = gate.probed(online: false)
+        #expect(!cameBack && !gate.triesFirst, "a probe that found nothing stops the tries at once")
+        gate.answered()
+        #expect(gate.triesFirst, "an answer is the server back too")
+        cameBack = gate.probed(online: true)
+        #expect(!cameBack, "already trying: not a return")
     }
 }
