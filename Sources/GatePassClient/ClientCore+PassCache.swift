@@ -141,7 +141,7 @@ extension ClientCore {
     ///   - checkpointId: the gate the kiosk's scanner token is bound to.
     public func decideOffline(code: String, scannedAt: Date, policy: OfflinePolicy) throws(ClientError) -> OfflineDecision {
         let (_, scanner) = try scannerCredential()
-        let shortId = try? ScannedPassText.parse(code).shortId
+        let shortId = try? QRPayload.reference(from: code).shortId
         let snapshot = try store.passCacheSnapshot(for: shortId)
         let decision = OfflineDecision.decide(text: code, scannedAt: scannedAt, cache: snapshot, policy: policy,
                                               checkpointId: scanner?.checkpoint.id ?? "",

@@ -360,7 +360,7 @@ enum ReplayOrder: Hashable, Sendable {
             return
         }
         // The parse the server's check-in and the offline decision share.
-        if let pass = try? ScannedPassText.parse(body.shortId) {
+        if let pass = try? QRPayload.reference(from: body.shortId) {
             self = .pass(pass.shortId.rawValue)
         } else {
             self = .pass("text:" + body.shortId)

@@ -79,7 +79,7 @@ struct KeysListCommand: GatePassCommand {
         let target = try KeysCommands.open(database: database, keysFile: keysFile)
         for organization in target.organizations {
             context.terminal.out(visible: organization.name)
-            for key in try target.keyring.publicKeys(organizationId: organization.id) {
+            for key in try target.keyring.publicKeys(organizationId: organization.id, now: context.clock.now()) {
                 context.terminal.out(visible: "  " + KeysCommands.line(key))
             }
         }

@@ -44,13 +44,25 @@ public final class ConsoleApp {
         }
     }
 
-    /// A blocked visitor at a gate (`security.alert`), shown over every tab until dismissed.
+    /// A `security.alert`, shown over every tab until dismissed: a blocked visitor at a gate,
+    /// or an offline decision the server disagrees with (api.md "Offline passes").
     public struct SecurityAlert: Sendable, Equatable {
         public var visitorId: String
         public var visitorName: String
         /// The gate's name, or its id when the name is not known.
         public var gate: String
         public var receivedAt: Date
+        /// For an offline conflict: what the kiosk decided offline, and what the server decided.
+        public var offlineDecision: ScanResult? = nil
+        public var serverDecision: ScanResult? = nil
+
+        /// What the box says happened, in one line.
+        var headline: String {
+            guard let offlineDecision else { return "A blocked person tried to enter:" }
+            return offlineDecision == .checkedIn
+                ? "Admitted offline, but the server says \(serverDecision?.rawValue ?? "otherwise"):"
+                : "Decided offline (\(offlineDecision.rawValue)); the server says \(serverDecision?.rawValue ?? "otherwise"):"
+        }
     }
 
     public private(set) var tabs: [any ConsoleScreen] = []
@@ -148,7 +160,8 @@ public final class ConsoleApp {
         if event.kind == .securityAlert, case .visitor(let data)? = try? event.payload() {
             let gate = data.checkpointId.map { id in factory.gateNames()[id] ?? id } ?? "a gate"
             securityAlerts.append(SecurityAlert(visitorId: data.visitor.id, visitorName: data.visitor.name, gate: gate,
-                                                receivedAt: factory.clock()))
+                                                receivedAt: factory.clock(), offlineDecision: data.offlineDecision,
+                                                serverDecision: data.decision))
             bell = true
         }
         for screen in tabs + stack where apply(screen.receive(event)) { bell = true }
@@ -259,7 +272,7 @@ public final class ConsoleApp {
         let lines = [
             "SECURITY ALERT",
             "",
-            "A blocked person tried to enter:",
+            alert.headline,
             "\(alert.visitorName) at \(alert.gate)",
             "received \(SiteClock(timeZone: factory.timeZone()).minute(alert.receivedAt)) (\(factory.timeZone().identifier))",
             "",

@@ -124,7 +124,7 @@ extension HistoryScreen {
             let base: Canvas.Style = selected ? .selected : .plain
             canvas.put(columns.row(time: timeLabel(scan.scannedAt.date), result: scan.result.rawValue,
                                    pass: scan.shortId ?? "-", visitor: visitor, checkpoint: checkpointLabel(scan.checkpointId),
-                                   flag: scan.offline ? "offline" : ""),
+                                   flag: scan.isOfflineConflict ? "conflict" : scan.offline ? "offline" : ""),
                        x: area.x, y: y, style: base, maxWidth: area.width)
             if selected { canvas.fill(y: y, from: area.x, width: area.width, style: .selected) }
             // Colour says how a scan went at a glance; the selection keeps it, reversed.
@@ -136,7 +136,8 @@ extension HistoryScreen {
             }
             if scan.offline {
                 canvas.fill(y: y, from: area.x + columns.flagStart, width: columns.flag,
-                            style: Canvas.Style(.warning, reverse: selected))
+                            style: Canvas.Style(scan.isOfflineConflict ? .danger : .warning, bold: scan.isOfflineConflict,
+                                                reverse: selected))
             }
             y += 1
         }
@@ -211,7 +212,7 @@ extension HistoryScreen {
             time = take(timeWidth + 1)
             result = take(19)   // "ALREADY_CHECKED_IN" and a space
             pass = take(9)
-            flag = take(7)
+            flag = take(8)   // "conflict": an offline admission the server decided otherwise
             visitor = rest * 6 / 10
             checkpoint = rest - visitor
         }

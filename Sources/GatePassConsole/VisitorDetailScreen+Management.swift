@@ -191,16 +191,27 @@ extension VisitorDetailScreen {
             line(view.problem ?? "No pass code.", Canvas.Style(.danger, bold: true))
             return
         }
-        let rows = code.halfBlockRows()
-        let codeWidth = rows.first?.count ?? 0
-        // One row under the code for the short id.
-        guard codeWidth <= area.width, rows.count + 1 <= cursor.rowsLeft else {
+        // The signed code when it fits; else a smaller form of the same pass, said so.
+        let choices = [code] + code.smaller
+        let fits = { (candidate: PassCode, extraRows: Int) -> Bool in
+            let rows = candidate.halfBlockRows()
+            return (rows.first?.count ?? 0) <= area.width && rows.count + 1 + extraRows <= cursor.rowsLeft
+        }
+        guard let chosen = choices.enumerated().first(where: { fits($0.element, $0.offset == 0 ? 0 : 1) })?.element else {
+            let rows = code.halfBlockRows()
+            let codeWidth = rows.first?.count ?? 0
             line("The terminal is too small for the pass code: it needs \(codeWidth) columns and \(rows.count + Self.passChromeRows + footer.count) rows, "
                  + "this one has \(area.width)×\(area.height).", Canvas.Style(.warning, bold: true))
             line("Make the terminal larger, or press s to save the pass as a PNG in the current folder.", .plain)
             line("Short id: \(visitor.shortId.rawValue)", Canvas.Style(.normal, bold: true))
             return
         }
+        if chosen != code {
+            line("Unsigned form (\(code.halfBlockRows().count + Self.passChromeRows + footer.count) rows needed for the signed one): "
+                 + "offline kiosks accept it only if they cached the pass.", Canvas.Style(.warning))
+        }
+        let rows = chosen.halfBlockRows()
+        let codeWidth = rows.first?.count ?? 0
         let left = area.x + (area.width - codeWidth) / 2
         for (offset, row) in rows.enumerated() {
             canvas.put(row, x: left, y: cursor.y + offset, style: Canvas.Style(.code))

@@ -57,16 +57,19 @@ public struct ApproverChoice: Sendable, Equatable {
 
 /// A pass's QR code as modules, without the quiet zone: what the pass view draws.
 public struct PassCode: Sendable, Equatable {
-    /// The text the code carries (today `GP1:<shortId>`, what the server's pass carries).
+    /// The text the code carries: the signed GP2 text the server's pass carries.
     public var text: String
     /// Modules per side.
     public var size: Int
     /// Row-major, true = dark.
     public var modules: [Bool]
+    /// Smaller codes of the same pass, for a terminal the code does not fit: its unsigned
+    /// `GP1:` form (accepted online, and by kiosks whose cache holds the pass).
+    public var smaller: [PassCode]
 
-    public init(text: String, size: Int, modules: [Bool]) {
+    public init(text: String, size: Int, modules: [Bool], smaller: [PassCode] = []) {
         precondition(modules.count == size * size, "a QR code is square")
-        self.text = text; self.size = size; self.modules = modules
+        self.text = text; self.size = size; self.modules = modules; self.smaller = smaller
     }
 
     public func isDark(x: Int, y: Int) -> Bool { modules[y * size + x] }

@@ -2,6 +2,7 @@ import Foundation
 import GatePassClient
 import GatePassConsole
 import GatePassCore
+import GatePassScanner
 import QRCode
 
 // The Visitors and On site tabs' calls (`VisitorsServices`, declared in GatePassConsole) over
@@ -126,11 +127,29 @@ extension ClientCoreServices: VisitorsServices {
         }
     }
 
+    /// The pass's QR code as the server draws it: its signed GP2 text is read back from the
+    /// printable pass (the console holds no pass key, and api.md has no route for the text),
+    /// so the code on screen is the code on paper. A pass whose code is not this visitor's
+    /// GP2 text is an error, not a code drawn anyway.
     public func passCode(for visitor: Visitor) throws(ConsoleError) -> PassCode {
-        let text = QRPayload.passText(for: visitor.shortId)
+        let png = try call { api, session throws(ClientError) in try api.passPNG(token: session.token, id: visitor.id) }
+        let texts: Set<String>
+        do {
+            let image = try GreyImage(fileBytes: png, path: "pass.png")
+            let decoder = try QRDecoder()
+            texts = try image.withFrame(index: 0) { frame throws(ScannerError) in try decoder.decode(frame).texts }
+        } catch {
+            throw .failed("the server's pass could not be read: \(error)")
+        }
+        guard texts.count == 1, let text = texts.first, let signed = SignedPassText(parsing: text),
+              signed.shortId == visitor.shortId
+        else { throw .failed("the server's pass does not carry this visitor's signed code") }
         do {
             let code = try QRCode(text, errorCorrection: .quartile)
-            return PassCode(text: text, size: code.width, modules: code.modules)
+            let unsignedText = QRPayload.passText(for: visitor.shortId)
+            let unsigned = try QRCode(unsignedText, errorCorrection: .quartile)
+            return PassCode(text: text, size: code.width, modules: code.modules,
+                            smaller: [PassCode(text: unsignedText, size: unsigned.width, modules: unsigned.modules)])
         } catch {
             throw .failed(error.description)
         }

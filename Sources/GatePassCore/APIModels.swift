@@ -128,6 +128,13 @@ public struct Scan: Codable, Sendable, Equatable {
         case id, shortId, raw, result, visitorId, checkpointId, scannedBy, scannedAt, receivedAt, offline, offlineDecision
     }
 
+    /// A replayed offline scan where the kiosk admitted and the server would not (or the
+    /// other way round): what the gate did and what the record says differ.
+    public var isOfflineConflict: Bool {
+        guard let offlineDecision else { return false }
+        return (offlineDecision == .checkedIn) != (result == .checkedIn)
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)

@@ -46,10 +46,11 @@ public enum AuditLogCSV {
 /// The columns of `GET /api/admin/scan-history.csv`, newest scan first.
 public enum ScanHistoryCSV {
     public static let header = CSV.row(["id", "shortId", "raw", "result", "visitorId", "checkpointId", "scannedBy",
-                                        "scannedAt", "receivedAt", "offline"])
+                                        "scannedAt", "receivedAt", "offline", "offlineDecision"])
 
     public static func row(_ scan: Scan) -> String {
         CSV.row([scan.id, scan.shortId ?? "", scan.raw ?? "", scan.result.rawValue, scan.visitorId ?? "", scan.checkpointId,
-                 scan.scannedBy, scan.scannedAt.description, scan.receivedAt.description, scan.offline ? "true" : "false"])
+                 scan.scannedBy, scan.scannedAt.description, scan.receivedAt.description, scan.offline ? "true" : "false",
+                 scan.offlineDecision?.rawValue ?? ""])
     }
 }

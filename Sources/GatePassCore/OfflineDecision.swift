@@ -1,34 +1,5 @@
 import Foundation
 
-/// What a scanned text names, parsed as the server's check-in parses it: a signed GP2 text
-/// (api.md "Offline passes"), or a bare short id, `GP1:` form or URL ending in one
-/// (`QRPayload`). One parse for both sides, so the kiosk and the server never disagree on
-/// whether a text is a pass at all.
-public enum ScannedPassText: Sendable, Equatable {
-    case signed(SignedPassText)
-    case unsigned(ShortID)
-
-    /// The short id the text names.
-    public var shortId: ShortID {
-        switch self {
-        case .signed(let text): text.shortId
-        case .unsigned(let id): id
-        }
-    }
-
-    /// Surrounding whitespace is ignored (as `QRPayload` ignores it). A text that starts with
-    /// `GP2:` in any case is judged as GP2 only: a malformed one is never read as something else.
-    public static func parse(_ raw: String) throws(QRPayloadError) -> ScannedPassText {
-        guard raw.utf8.count <= QRPayload.maximumRawBytes else { throw .tooLong(bytes: raw.utf8.count) }
-        let text = raw.trimmingWhitespace()
-        if text.utf8.count >= SignedPassText.prefix.utf8.count, text.prefix(4).uppercased() == SignedPassText.prefix {
-            guard let signed = SignedPassText(parsing: text) else { throw .unrecognized }
-            return .signed(signed)
-        }
-        return .unsigned(try QRPayload.shortID(from: text))
-    }
-}
-
 /// What a kiosk may decide by itself while the server does not answer (`gatepass kiosk
 /// --offline-policy`).
 public enum OfflinePolicy: String, Codable, Sendable, CaseIterable {
@@ -104,9 +75,9 @@ public struct OfflineDecision: Sendable, Equatable {
     ///     `Ed25519.verify`; the domain holds no crypto).
     public static func decide(text: String, scannedAt: Date, cache: OfflineCacheSnapshot, policy: OfflinePolicy,
                               checkpointId: String, verify: ([UInt8], [UInt8], [UInt8]) -> Bool) -> OfflineDecision {
-        let parsed: ScannedPassText
+        let parsed: QRPayload.Reference
         do {
-            parsed = try ScannedPassText.parse(text)
+            parsed = try QRPayload.reference(from: text)
         } catch {
             return OfflineDecision(result: .invalid, basis: .none)
         }

@@ -46,8 +46,9 @@ public struct GreyImage: Sendable {
     }
 
     /// Decodes the bytes of an image file held in memory, as `init(contentsOf:)` decodes the
-    /// file's; `path` names it in errors. (The fuzzing package feeds it bytes directly.)
-    init(fileBytes bytes: [UInt8], path: String) throws(ScannerError) {
+    /// file's; `path` names it in errors (the console reads the server's pass PNG this way; the
+    /// fuzzing package feeds it bytes directly).
+    public init(fileBytes bytes: [UInt8], path: String) throws(ScannerError) {
         guard !bytes.isEmpty else { throw .undecodable(path: path, reason: "the file is empty") }
         guard let format = Self.sniffFormat(bytes) else {
             throw .undecodable(path: path, reason: "not a PNG, JPEG or PGM image")

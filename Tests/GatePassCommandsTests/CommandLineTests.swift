@@ -88,6 +88,7 @@ func temporaryPath(_ name: String) -> String {
               mail             The server's mail log, and a test mail.
               blocklist        Who must not enter: list, add and remove blocklist entries.
               audit            Check the audit log's tamper-evident chain in a database file.
+              keys             The pass keys that sign GP2 passes: list, rotate, revoke a leaked one.
               admin            Data governance on a database file: retention now (or a dry run).
               walk-in          Register a visitor who arrived without a pass.
               stats            Today's gate counters.
@@ -230,6 +231,45 @@ func temporaryPath(_ name: String) -> String {
     /// `gatepass audit verify` on a file someone edited: exit 1 naming the entry, for a changed
     /// value, a deleted entry, an inserted one and the newest ones removed; exit 0 again once
     /// the file is as it was.
+    @Test func keysListRotateAndRevokeWorkOnTheKeysFile() throws {
+        let database = temporaryPath("keys.db")
+        defer {
+            for suffix in ["", "-wal", "-shm", ".secret", ".audit-head", ".pass-keys", ".pass-keys.lock"] {
+                try? FileManager.default.removeItem(atPath: database + suffix)
+            }
+        }
+        #expect(run("user", "add", "--db", database, "--email", "o@site.test", "--name", "O", "--role", "OWNER",
+                    "--organization", "Site").status == 0)
+        var result = run("keys", "list", "--db", database)
+        #expect(result.status == 0)
+        let listed = result.terminal.stdout
+        #expect(listed.contains("1  admit") && listed.contains("2  approval") && listed.contains("current"), "\(listed)")
+        var status = stat()
+        #expect(stat(database + ".pass-keys", &status) == 0 && status.st_mode & 0o777 == 0o600)
+        #expect(!listed.contains("privateKey"))
+
+        result = run("keys", "rotate", "--db", database, "--purpose", "admit")
+        #expect(result.status == 0 && result.terminal.stdout.contains("admit key 3 is current; 1 retired"), "\(result.terminal.stdout)")
+        result = run("keys", "revoke", "--db", database, "3")
+        #expect(result.status == 0 && result.terminal.stdout.contains("key 3 revoked; 4 is the new current key"),
+                "\(result.terminal.stdout)")
+        result = run("keys", "list", "--db", database)
+        #expect(result.terminal.stdout.contains("3  admit") && result.terminal.stdout.contains("REVOKED"))
+        // Refusals in one sentence: a key revoked twice, an unknown key, a malformed id, a bad purpose.
+        for (arguments, message) in [(["revoke", "--db", database, "3"], "revoked already"),
+                                     (["revoke", "--db", database, "77"], "no pass key has the id 77"),
+                                     (["revoke", "--db", database, "bad\u{1B}[2J"], "KEY must be a pass key id"),
+                                     (["rotate", "--db", database, "--purpose", "root"], "--purpose must be admit or approval"),
+                                     (["rotate", "--db", database + "-missing"], "no database at")] {
+            result = GatePassCLI.main(["gatepass", "keys"] + arguments, terminal: RecordingTerminal()) == 0 ? (0, RecordingTerminal()) : {
+                let terminal = RecordingTerminal()
+                return (GatePassCLI.main(["gatepass", "keys"] + arguments, terminal: terminal), terminal)
+            }()
+            #expect(result.status != 0 && result.terminal.stderr.contains(message), "\(arguments): \(result.terminal.stderr)")
+            #expect(!result.terminal.stderr.contains("\u{1B}"))
+        }
+    }
+
     @Test func auditVerifyNamesTheFirstTamperedEntry() throws {
         let database = temporaryPath("tamper.db")
         defer {

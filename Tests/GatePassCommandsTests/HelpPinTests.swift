@@ -739,6 +739,58 @@ import Testing
               -h, --help  Show help information.
 
             """#),
+        (["keys"], #"""
+            OVERVIEW: The Ed25519 keys that sign each organization's passes (GP2), kept in <db>.pass-keys (mode 0600) beside the database. The server may be running: it sees a change within a second.
+
+            USAGE: gatepass keys <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              list    List the pass keys of each organization: id, purpose, made, retired, revoked.
+              rotate  Retire an organization's current pass keys and make new ones (old passes stay valid).
+              revoke  Revoke a leaked pass key: its passes are refused everywhere and re-issued.
+
+            """#),
+        (["keys", "list"], #"""
+            OVERVIEW: List the pass keys of each organization of a database file (public facts only: no private key is printed).
+
+            USAGE: gatepass keys list --db PATH [--keys-file FILE]
+
+            OPTIONS:
+              --db PATH         The SQLite database file (its organizations).
+              --keys-file FILE  The pass keys file (default <db>.pass-keys, as gatepass serve uses).
+              -h, --help        Show help information.
+
+            """#),
+        (["keys", "rotate"], #"""
+            OVERVIEW: Retire an organization's current pass keys and make new ones. Passes drawn from now on carry the new key; passes signed with a retired key stay valid until they end, online and at offline kiosks.
+
+            USAGE: gatepass keys rotate --db PATH [--keys-file FILE] [--organization NAME] [--purpose P]
+
+            OPTIONS:
+              --db PATH            The SQLite database file (its organizations).
+              --keys-file FILE     The pass keys file (default <db>.pass-keys, as gatepass serve uses).
+              --organization NAME  The organization's name (needed when the database has more than one).
+              --purpose P          Only the key of this purpose: admit or approval (default both).
+              -h, --help           Show help information.
+
+            """#),
+        (["keys", "revoke"], #"""
+            OVERVIEW: Revoke a pass key that leaked: every pass it signed is refused, online and at offline kiosks once they sync. A current key is replaced by a new one; the server re-issues its passes and re-sends their invitations within a few seconds (at its next start if it is not running).
+
+            USAGE: gatepass keys revoke KEY --db PATH [--keys-file FILE]
+
+            ARGUMENTS:
+              KEY  The key's id, as gatepass keys list shows it.
+
+            OPTIONS:
+              --db PATH         The SQLite database file (its organizations).
+              --keys-file FILE  The pass keys file (default <db>.pass-keys, as gatepass serve uses).
+              -h, --help        Show help information.
+
+            """#),
         (["audit"], #"""
             OVERVIEW: The audit log's checks on a database file.
 

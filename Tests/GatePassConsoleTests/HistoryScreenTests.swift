@@ -101,14 +101,29 @@ import Testing
             #expect(canvas.line(9) == barRow([8: "█", 9: "█", 10: "█", 17: "█"]))
             #expect(canvas.line(10) == "  " + (0..<24).map { $0 < 10 ? "0\($0)" : "\($0)" }.joined(separator: " "))
             #expect(canvas[29, 3].style.role == .ok, "check-in bars are drawn in the ok colour")
-            // The list: time, result, pass, visitor, checkpoint, offline (9/19/9/21/15/7 at 80 columns).
+            // The list: time, result, pass, visitor, checkpoint, offline (9/19/9/21/14/8 at 80 columns).
             #expect(canvas.line(11) == pad("Time", 9) + pad("Result", 19) + pad("Pass", 9) + pad("Visitor", 21)
-                + pad("Checkpoint", 15) + "Offline")
+                + pad("Checkpoint", 14) + "Offline")
             #expect(canvas.line(12) == pad("17:45:00", 9) + pad("CHECKED_IN", 19) + pad("K7Q2M9XD", 9) + pad("Ana Pop", 21)
                 + "Main gate")
             #expect(canvas.line(13) == pad("10:30:00", 9) + pad("CHECKED_IN", 19) + pad("K7Q2M9XD", 9) + pad("Ana Pop", 21)
-                + pad("Side door", 15) + "offline")
+                + pad("Side door", 14) + "offline")
             #expect(canvas.line(16) == pad("09:30:03", 9) + pad("REJECTED", 19) + pad("K7Q2M9XD", 9) + pad("—", 21) + "Main gate")
+        }
+    }
+
+    @Test func anOfflineAdmissionTheServerDecidedOtherwiseIsFlaggedAsAConflict() {
+        var conflict = Fixtures.scan("s9", at: Fixtures.instant("2026-11-30T10:30:00Z"), result: .cancelled, offline: true)
+        conflict.offlineDecision = .checkedIn
+        var agreed = Fixtures.scan("s8", at: Fixtures.instant("2026-11-30T10:29:00Z"), offline: true)
+        agreed.offlineDecision = .checkedIn
+        #expect(conflict.isOfflineConflict && !agreed.isOfflineConflict)
+        withScreen([conflict, agreed]) { screen, _, _ in
+            let canvas = Fixtures.render(screen)
+            let row = Fixtures.row(canvas, containing: "CANCELLED")
+            #expect(row.map { canvas.line($0).hasSuffix("conflict") } == true, "\(canvas.text)")
+            #expect(row.map { canvas[72, $0].style.role } == .danger)
+            #expect(Fixtures.row(canvas, containing: "offline") != nil, "the agreeing replay is a plain offline scan")
         }
     }
 
@@ -119,7 +134,7 @@ import Testing
             #expect(canvas[0, 12].style.reverse && canvas[79, 12].style.reverse)
             #expect(canvas[9, 13].style == Canvas.Style(.ok, bold: true) && !canvas[0, 13].style.reverse)
             #expect(canvas[9, 16].style.role == .danger, "a rejection is drawn as a denial")
-            #expect(canvas[73, 13].style.role == .warning, "the offline flag stands out")
+            #expect(canvas[72, 13].style.role == .warning, "the offline flag stands out")
             #expect(canvas[47, 16].style.role == .muted, "an unknown visitor is muted")
             _ = screen.handle(.down)
             canvas = Fixtures.render(screen)
@@ -722,9 +737,9 @@ import Testing
         try body(ClientCoreServices(core: core, transport: transport, defaultServer: nil), core, folder)
     }
 
-    static let csv = "id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline\r\n"
-        + "s1,K7Q2M9XD,GP1:K7Q2M9XD,CHECKED_IN,v1,c1,u1,2026-11-30T09:00:00Z,2026-11-30T09:00:00Z,false\r\n"
-        + "s2,,\"two\r\nlines\",INVALID,,c1,u1,2026-11-30T09:01:00Z,2026-11-30T09:01:00Z,false\r\n"
+    static let csv = "id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline,offlineDecision\r\n"
+        + "s1,K7Q2M9XD,GP1:K7Q2M9XD,CHECKED_IN,v1,c1,u1,2026-11-30T09:00:00Z,2026-11-30T09:00:00Z,false,\r\n"
+        + "s2,,\"two\r\nlines\",INVALID,,c1,u1,2026-11-30T09:01:00Z,2026-11-30T09:01:00Z,false,\r\n"
 
     func mode(_ path: String) throws -> Int {
         try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1

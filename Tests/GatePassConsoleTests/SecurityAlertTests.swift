@@ -42,6 +42,19 @@ import Testing
         #expect(screens[1].keys == [.character("x")], "keys reach the screen again")
     }
 
+    @Test func anOfflineConflictSaysWhatTheGateDecidedAndWhatTheServerSays() {
+        let (app, _) = app()
+        let visitor = Fixtures.visitor(5, name: "Cleo", status: .checkedIn)
+        let data = VisitorEventData(visitor: visitor, scanId: "s1", checkpointId: "c1", offlineDecision: .checkedIn,
+                                    decision: .cancelled)
+        #expect(app.receive(ServerEvent(id: 9, kindName: EventKind.securityAlert.rawValue,
+                                        data: String(decoding: try! JSONEncoder().encode(data), as: UTF8.self))))
+        let canvas = app.render(width: 80, height: 20)
+        #expect(Fixtures.row(canvas, containing: "Admitted offline, but the server says CANCELLED:") != nil, "\(canvas.text)")
+        #expect(Fixtures.row(canvas, containing: "Cleo at Main gate") != nil)
+        #expect(Fixtures.row(canvas, containing: "A blocked person") == nil)
+    }
+
     @Test func vOpensTheAlertsVisitorOverTheCurrentTab() {
         let (app, _) = app()
         _ = app.receive(Fixtures.securityAlert(Fixtures.visitor(3), entryId: "b1"))

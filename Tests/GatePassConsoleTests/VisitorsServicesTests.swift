@@ -194,15 +194,49 @@ import Testing
 
     // MARK: - The pass code, scannable from the screen
 
-    @Test func thePassCodeIsTheServersTextAtErrorCorrectionQ() throws {
-        try withServices(Self.offline) { services, _, _ in
+    /// A GP2 text of `Fixtures.listed(1)`'s pass (the signature's bytes do not matter here:
+    /// the console draws what the server drew, it does not judge it).
+    static let signedText = SignedPassText(shortId: ShortID("K7Q2M9XD")!, validFrom: 1_796_083_200, validUntil: 1_796_169_599,
+                                           keyId: "1", signature: Array(repeating: 0x5A, count: 64)).text
+
+    /// A server that draws `text` in its pass PNG (scale 8, quiet zone 4).
+    static func passPNG(_ text: String) -> Answer {
+        let code = try! QRCode(text, errorCorrection: .quartile)
+        let scale = 8, side = (code.width + 8) * scale
+        var pixels = [UInt8](repeating: 255, count: side * side)
+        for y in 0..<code.width {
+            for x in 0..<code.width where code.modules[y * code.width + x] {
+                for dy in 0..<scale { for dx in 0..<scale { pixels[((y + 4) * scale + dy) * side + (x + 4) * scale + dx] = 0 } }
+            }
+        }
+        let png = try! GreyImage(width: side, height: side, pixels: pixels).pngData()
+        return { request throws(HTTPTransportError) in
+            guard request.url.hasSuffix("/pass.png") else { throw .cannotConnect(url: request.url, detail: "connection refused") }
+            return HTTPResponse(status: 200, headers: ["content-type": "image/png"], body: png)
+        }
+    }
+
+    @Test func thePassCodeIsTheServersSignedTextAtErrorCorrectionQ() throws {
+        try withServices(Self.passPNG(Self.signedText)) { services, requests, _ in
             let code = try services.passCode(for: Fixtures.listed(1))
-            #expect(code.text == "GP1:K7Q2M9XD")
-            // 12 characters of the alphanumeric set fit version 1 at level Q: 21 modules.
-            #expect(code.size == 21)
-            let quartile = try QRCode("GP1:K7Q2M9XD", errorCorrection: .quartile)
-            let medium = try QRCode("GP1:K7Q2M9XD", errorCorrection: .medium)
+            #expect(code.text == Self.signedText)
+            #expect(requests.log.withLock { $0.map(\.url) }.allSatisfy { $0.hasSuffix("/pass.png") })
+            let quartile = try QRCode(Self.signedText, errorCorrection: .quartile)
+            let medium = try QRCode(Self.signedText, errorCorrection: .medium)
             #expect(code.modules == quartile.modules && code.modules != medium.modules, "drawn at level Q, not M")
+        }
+    }
+
+    @Test func aPassThatIsNotTheVisitorsSignedCodeIsAnErrorNotACode() throws {
+        let otherVisitor = SignedPassText(shortId: ShortID("AB12CD34")!, validFrom: 1, validUntil: 2, keyId: "1",
+                                          signature: Array(repeating: 0, count: 64)).text
+        for text in ["GP1:K7Q2M9XD", otherVisitor, "hello"] {
+            try withServices(Self.passPNG(text)) { services, _, _ in
+                #expect(throws: ConsoleError.self) { try services.passCode(for: Fixtures.listed(1)) }
+            }
+        }
+        try withServices(Self.offline) { services, _, _ in
+            #expect(throws: ConsoleError.self) { try services.passCode(for: Fixtures.listed(1)) }
         }
     }
 
@@ -229,20 +263,25 @@ import Testing
     }
 
     @Test func thePassDrawnInTheTerminalScansToThePassText() throws {
-        try withServices(Self.offline) { services, _, _ in
+        try withServices(Self.passPNG(Self.signedText)) { services, _, _ in
             let visitor = Fixtures.listed(1)
             let management = services
             let detail = VisitorDetailScreen(visitor: visitor, services: FakeConsoleServices(), clock: { Fixtures.now },
                                              management: management)
             _ = detail.handle(.character("p"))
-            let canvas = Fixtures.render(detail, width: 80, height: 22)
-            #expect(!canvas.text.contains("too small"), "an 80×24 terminal holds a GP1 code")
-            let shot = Self.screenshot(canvas)
-            let decoder = try QRDecoder()
-            let decoded = try shot.pixels.withUnsafeBytes { bytes in
-                try decoder.decode(FrameView(width: shot.width, height: shot.height, luma: bytes, index: 0))
+            // A terminal that holds the signed code shows it; a classic 80×24 one shows the
+            // unsigned form of the same pass, and says so.
+            for (height, expected, warned) in [(34, Self.signedText, false), (22, "GP1:K7Q2M9XD", true)] {
+                let canvas = Fixtures.render(detail, width: 80, height: height)
+                #expect(!canvas.text.contains("too small"), "80×\(height)")
+                #expect(canvas.text.contains("Unsigned form") == warned, "80×\(height)")
+                let shot = Self.screenshot(canvas)
+                let decoder = try QRDecoder()
+                let decoded = try shot.pixels.withUnsafeBytes { bytes in
+                    try decoder.decode(FrameView(width: shot.width, height: shot.height, luma: bytes, index: 0))
+                }
+                #expect(decoded.texts == [expected], "80×\(height)")
             }
-            #expect(decoded.texts == ["GP1:K7Q2M9XD"])
         }
     }
 }

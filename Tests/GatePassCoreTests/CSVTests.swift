@@ -76,6 +76,6 @@ struct CSVTests {
     }
 
     @Test func theScanHistoryHeaderIsUnchanged() {
-        #expect(ScanHistoryCSV.header == "id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline\r\n")
+        #expect(ScanHistoryCSV.header == "id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline,offlineDecision\r\n")
     }
 }

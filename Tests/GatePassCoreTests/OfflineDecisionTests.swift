@@ -68,17 +68,17 @@ import Testing
     @Test func theParseIsTheServers() throws {
         // Every form QRPayload accepts names the same short id; GP2 is judged as GP2 only.
         for text in ["K7Q2M9XD", "k7q2-m9xd", "GP1:K7Q2M9XD", "gp1:k7q2m9xd", " K7Q2M9XD\n", "https://x.example/p/K7Q2M9XD?x=1"] {
-            #expect(try ScannedPassText.parse(text) == .unsigned(Fixture.shortId), "\(text)")
-            #expect(try ScannedPassText.parse(text).shortId == (try QRPayload.shortID(from: text)))
+            #expect(try QRPayload.reference(from: text) == .plain(Fixture.shortId), "\(text)")
+            #expect(try QRPayload.reference(from: text).shortId == (try QRPayload.shortID(from: text)))
         }
         let signed = Self.signedText(for: Fixture.visitor(status: .expected, requiresApproval: false))
-        guard case .signed(let parsed) = try ScannedPassText.parse(" " + signed + "\r\n") else {
+        guard case .signed(let parsed) = try QRPayload.reference(from: " " + signed + "\r\n") else {
             Issue.record("a GP2 text parsed as something else")
             return
         }
         #expect(parsed.text == signed)
-        #expect(throws: QRPayloadError.tooLong(bytes: 257)) { try ScannedPassText.parse(String(repeating: "K", count: 257)) }
-        #expect(throws: QRPayloadError.unrecognized) { try ScannedPassText.parse("GP2:K7Q2M9XD") }
+        #expect(throws: QRPayloadError.tooLong(bytes: 257)) { try QRPayload.reference(from: String(repeating: "K", count: 257)) }
+        #expect(throws: QRPayloadError.unrecognized) { try QRPayload.reference(from: "GP2:K7Q2M9XD") }
     }
 
     // MARK: - Cached visitors: the server's table

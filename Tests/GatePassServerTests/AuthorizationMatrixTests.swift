@@ -80,6 +80,8 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         .scannerWalkIn:                 [403,  403,  403,  403,  403,  201,  401,  401,  403,  403,  201,  403],
         .scannerOnSite:                 [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  200,  403],
         .scannerExpected:               [403,  403,  403,  403,  403,  200,  401,  401,  403,  403,  200,  403],
+        // Public halves only: any user or gate of the organization may check a pass offline.
+        .scannerPassKeys:               [200,  200,  200,  200,  200,  200,  401,  401,  200,  200,  200,  200],
 
         .adminHistoryCSV:               [200,  200,  403,  403,  200,  403,  401,  401,  200,  403,  403,  403],
         .checkpointsList:               [200,  200,  200,  200,  200,  403,  401,  401,  200,  200,  403,  200],
@@ -265,6 +267,7 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         case .scannerWalkIn: return ("POST", "/api/visitor-scanner/walk-in-arrived", ["name": "Walk In \(cell)"])
         case .scannerOnSite: return ("GET", "/api/visitor-scanner/on-site", nil)
         case .scannerExpected: return ("GET", "/api/visitor-scanner/expected", nil)
+        case .scannerPassKeys: return ("GET", "/api/visitor-scanner/pass-keys", nil)
         case .adminHistoryCSV: return ("GET", "/api/admin/scan-history.csv", nil)
         case .checkpointsList: return ("GET", "/api/checkpoints", nil)
         case .checkpointsCreate: return ("POST", "/api/checkpoints", ["name": "Gate \(cell)"])

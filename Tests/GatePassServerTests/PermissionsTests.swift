@@ -101,6 +101,7 @@ struct PermissionsTests {
         (.scannerWalkIn,             "U F F F F F A F"),
         (.scannerOnSite,             "U F F F F F A F"),
         (.scannerExpected,           "U F F F F F A F"),
+        (.scannerPassKeys,           "U A A A A A A A"),
         // events: any token (PLATFORM_ADMIN gets an empty stream); notifications: any user,
         // but PLATFORM_ADMIN makes no mutations
         (.eventsStream,              "U A A A A A A A"),

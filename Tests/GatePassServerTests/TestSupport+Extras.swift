@@ -7,6 +7,12 @@ import Testing
 
 typealias HTTPAnswer = LoopbackHTTPClient.Response
 
+/// Whether a pass form's QR codes are exactly one GP2 text of the pass `shortId` (its
+/// signature is checked against the site's keys in OfflinePassTests).
+func isSignedPass(_ texts: [String], shortId: String) -> Bool {
+    texts.count == 1 && SignedPassText(parsing: texts[0])?.shortId.rawValue == shortId
+}
+
 // MARK: - Shapes of api.md
 
 enum Shape {
@@ -18,6 +24,7 @@ enum Shape {
     static let profile: Set<String> = ["id", "email", "name", "role", "organizationId", "canScanCheckpoint"]
     static let scan: Set<String> = [
         "id", "shortId", "raw", "result", "visitorId", "checkpointId", "scannedBy", "scannedAt", "receivedAt", "offline",
+        "offlineDecision",
     ]
     static let device: Set<String> = ["token", "platform", "userId", "createdAt", "lastSeenAt"]
     static let list: Set<String> = ["items", "nextCursor"]

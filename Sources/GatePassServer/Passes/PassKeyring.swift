@@ -76,14 +76,23 @@ public final class PassKeyring: Sendable {
     // MARK: - Reading
 
     /// The organization's keys as `GET /api/visitor-scanner/pass-keys` lists them, oldest first.
-    public func publicKeys(organizationId: String) throws -> [PassKey] {
+    /// A site made after the server started gets its keys here, at its first look.
+    public func publicKeys(organizationId: String, now: Date) throws -> [PassKey] {
         try refreshIfChanged()
-        return snapshot.withLock { $0.keys }.filter { $0.stored.organizationId == organizationId }.map(\.published)
+        func keys() -> [PassKey] {
+            snapshot.withLock { $0.keys }.filter { $0.stored.organizationId == organizationId }.map(\.published)
+        }
+        let found = keys()
+        if !PassKeyPurpose.allCases.allSatisfy({ purpose in found.contains { $0.purpose == purpose && $0.retiredAt == nil && $0.revokedAt == nil } }) {
+            try ensureKeys(organizationIds: [organizationId], now: now)
+            return keys()
+        }
+        return found
     }
 
     /// What the signature of `text` says, against the organization's keys.
-    func check(_ text: SignedPassText, organizationId: String) throws -> SignedPassCheck {
-        text.check(against: try publicKeys(organizationId: organizationId)) { Ed25519.verify($0, of: $1, publicKey: $2) }
+    func check(_ text: SignedPassText, organizationId: String, now: Date) throws -> SignedPassCheck {
+        text.check(against: try publicKeys(organizationId: organizationId, now: now)) { Ed25519.verify($0, of: $1, publicKey: $2) }
     }
 
     /// The GP2 text of `visitor`'s pass, signed with the organization's current key of the

@@ -97,7 +97,7 @@ extension GatePassApplication {
             return try invalid(error.description)
         }
         if case .signed(let text) = reference {
-            switch try passes.keyring.check(text, organizationId: caller.organizationId) {
+            switch try passes.keyring.check(text, organizationId: caller.organizationId, now: call.now) {
             case .verified: break
             case .unknownKey: return try invalid("the pass is signed with a key this site does not have")
             case .revokedKey: return try invalid("the pass is signed with a revoked key; the visitor needs the re-issued pass")
@@ -194,7 +194,7 @@ extension GatePassApplication {
 
     /// The organization's pass keys, for kiosks that check GP2 signatures offline.
     func passKeyList(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
-        JSONBody.response(PassKeyList(keys: try passes.keyring.publicKeys(organizationId: call.caller.organizationId)))
+        JSONBody.response(PassKeyList(keys: try passes.keyring.publicKeys(organizationId: call.caller.organizationId, now: call.now)))
     }
 
     static func truncated(_ text: String, bytes limit: Int) -> String {
