@@ -57,9 +57,9 @@ func rowsParsedByPython(_ csv: [UInt8]) throws -> [[String]] {
             #expect(export.headers["content-disposition"] == "attachment; filename=\"scan-history.csv\"")
             let rows = try rowsParsedByPython(export.body)
             #expect(rows.first == ["id", "shortId", "raw", "result", "visitorId", "checkpointId", "scannedBy", "scannedAt",
-                                   "receivedAt", "offline"])
+                                   "receivedAt", "offline", "offlineDecision"])
             #expect(rows.count == 1 + Self.hostileTexts.count)
-            #expect(rows.allSatisfy { $0.count == 10 })
+            #expect(rows.allSatisfy { $0.count == 11 })
             // Newest first: the texts come back in reverse order of scanning, each one exact.
             let raws = rows.dropFirst().map { $0[2] }
             #expect(raws == Self.hostileTexts.reversed().map(Self.expected))
