@@ -243,13 +243,15 @@ public final class ClientCore: Sendable {
     /// A refusal (4xx) is answered to the person who is there, so that entry does not go to
     /// the dead letters; a failure to reach the server leaves it queued.
     /// - Parameter parameters: one value per path parameter of `endpoint`.
+    /// - Parameter attempter: sends the first try (default: `drainer`, over the person's handle).
     func mutate(kind: String, _ endpoint: Endpoint, _ parameters: String..., body: some Encodable,
-                credential: OutboxEntry.Credential, scannedAt: Date? = nil) throws(ClientError) -> MutationOutcome {
+                credential: OutboxEntry.Credential, scannedAt: Date? = nil,
+                attempter: OutboxDrainer? = nil) throws(ClientError) -> MutationOutcome {
         let entry = try enqueue(kind: kind, endpoint, parameters, body: body, credential: credential, scannedAt: scannedAt)
         if try store.isDrainPaused() {
             return .needsLogin(entry, message: try store.drainPauseReason() ?? "log in again")
         }
-        let attempt = drainer.send(entry, replay: false)
+        let attempt = (attempter ?? drainer).send(entry, replay: false)
         var report = DrainReport()
         switch attempt {
         case .applied(let response):
@@ -275,16 +277,20 @@ public final class ClientCore: Sendable {
                     credential: .scanner, scannedAt: clock.now())
     }
 
-    public func checkIn(code: String, confirmApprovalRequest: Bool) throws(ClientError) -> MutationOutcome {
+    /// - Parameter transport: the handle for the first try, when it must give up sooner than the
+    ///   person's handle does (the kiosk's `offlineAfterMs`); nil means the person's handle.
+    public func checkIn(code: String, confirmApprovalRequest: Bool,
+                        over transport: (any HTTPTransport)? = nil) throws(ClientError) -> MutationOutcome {
         try mutate(kind: "checkin", .scannerCheckIn,
                    body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
-                   credential: .scanner, scannedAt: clock.now())
+                   credential: .scanner, scannedAt: clock.now(),
+                   attempter: transport.map { OutboxDrainer(store: store, transport: $0, clock: clock, directory: directory) })
     }
 
     /// Writes a mutation of the current session to the outbox, durably, with sorted-key JSON.
     /// The row keeps the method and the full URL as strings (the stored format predates
     /// `Endpoint`, and entries queued by older builds must still drain).
-    private func enqueue(kind: String, _ endpoint: Endpoint, _ parameters: [String], body: some Encodable,
+    func enqueue(kind: String, _ endpoint: Endpoint, _ parameters: [String], body: some Encodable,
                          credential: OutboxEntry.Credential, scannedAt: Date?) throws(ClientError) -> OutboxEntry {
         // A gate's mutation goes to the server of its scanner token (an enrolled kiosk has no login).
         let server = credential == .scanner ? try scannerCredential().server : try requireSession().server

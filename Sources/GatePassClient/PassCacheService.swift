@@ -14,7 +14,12 @@ public final class PassCacheService: @unchecked Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     /// The running thread's stop flag and the semaphore it signals as it ends.
-    private var worker: (stopping: Locked<Bool>, ended: DispatchSemaphore)?
+    private var worker: Worker?
+    private struct Worker {
+        var stopping: Locked<Bool>
+        var ended: DispatchSemaphore
+        var thread: Thread
+    }
     private let onSync: @Sendable (Result<PassCacheSyncReport, ClientError>) -> Void
 
     /// - Parameter onSync: called on the service's thread after every sync.
@@ -31,12 +36,12 @@ public final class PassCacheService: @unchecked Sendable {
         lock.withLock {
             guard worker == nil else { return }
             let stopping = Locked(false), ended = DispatchSemaphore(value: 0)
-            worker = (stopping, ended)
             let thread = Thread { [self] in
                 loop(stopping)
                 ended.signal()
             }
             thread.name = "gatepass-pass-cache"
+            worker = Worker(stopping: stopping, ended: ended, thread: thread)
             thread.start()
         }
     }
@@ -45,13 +50,15 @@ public final class PassCacheService: @unchecked Sendable {
     public func poke() { wake.signal() }
 
     /// Ends the service; returns once its thread has exited (a sync in flight finishes first).
+    /// Called from `onSync` it returns at once, the thread ending after.
     public func stop() {
-        guard let worker = lock.withLock({ () -> (stopping: Locked<Bool>, ended: DispatchSemaphore)? in
+        guard let worker = lock.withLock({ () -> Worker? in
             defer { self.worker = nil }
             return self.worker
         }) else { return }
         worker.stopping.withLock { $0 = true }
         wake.signal()
+        guard Thread.current !== worker.thread else { return }
         worker.ended.wait()
     }
 

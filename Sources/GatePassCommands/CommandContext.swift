@@ -18,17 +18,28 @@ struct CommandContext {
     func coreAndTransport(platform: String = "console",
                           extraRequestTime: Double = 0) throws -> (core: ClientCore, transport: any HTTPTransport) {
         let directory = StateDirectory.resolve(environment: environment)
-        // The CA file named at login is kept, so later commands trust the same server.
         let store = try ClientDatabase(directory: directory)
-        let storedCAFile = try store.meta("ca_file")
-        let caFile = environment["GATEPASS_CA_FILE"] ?? storedCAFile
-        let options = CurlSession.Options(connectTimeout: seconds("GATEPASS_CONNECT_TIMEOUT", default: 3),
-                                          requestTimeout: seconds("GATEPASS_REQUEST_TIMEOUT", default: 10)
-                                              + .milliseconds(Int(extraRequestTime * 1000)),
-                                          caFile: caFile)
+        var options = try transportOptions(store)
+        options.requestTimeout += .milliseconds(Int(extraRequestTime * 1000))
         let transport = CurlSession(options: options)
         return (ClientCore(store: store, directory: directory, transport: transport, clock: clock, platform: platform),
                 transport)
+    }
+
+    /// A handle that gives up after `timeout`, connecting included (the kiosk's check-ins:
+    /// `offlineAfterMs`), with the same CA file as the core's.
+    func transport(for core: ClientCore, timeout: Duration) throws -> any HTTPTransport {
+        var options = try transportOptions(core.store)
+        options.connectTimeout = min(options.connectTimeout, timeout)
+        options.requestTimeout = timeout
+        return CurlSession(options: options)
+    }
+
+    private func transportOptions(_ store: ClientDatabase) throws -> CurlSession.Options {
+        // The CA file named at login is kept, so later commands trust the same server.
+        let caFile = try environment["GATEPASS_CA_FILE"] ?? store.meta("ca_file")
+        return CurlSession.Options(connectTimeout: seconds("GATEPASS_CONNECT_TIMEOUT", default: 3),
+                                   requestTimeout: seconds("GATEPASS_REQUEST_TIMEOUT", default: 10), caFile: caFile)
     }
 
     func seconds(_ name: String, default value: Double) -> Duration {

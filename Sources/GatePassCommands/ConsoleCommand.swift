@@ -90,6 +90,8 @@ final class ConsoleSession: @unchecked Sendable {
     private let online = Locked<Bool>(true)
     private let live = Locked<Bool>(false)
     private var outbox: OutboxService?
+    /// The pass cache of a console that scans (its age is on the Scan tab).
+    private var passCache: PassCacheService?
     private var events: EventStreamConsumer?
     private var feed: ConsoleScanFeed?
     /// Set once a file, folder or recording has been read: a later login must not read it
@@ -193,6 +195,11 @@ final class ConsoleSession: @unchecked Sendable {
         let outbox = OutboxService(core: core) { [online] _, isOnline in online.withLock { $0 = isOnline } }
         outbox.start()
         self.outbox = outbox
+        if scanning {
+            let passCache = PassCacheService(core: core, timeZone: .current)
+            passCache.start()
+            self.passCache = passCache
+        }
         events = try? core.eventConsumer(credential: .login, onStatus: { [live] status in
             live.withLock { $0 = status == .connected }
         }, onEvent: { [inbox] event in inbox.withLock { $0.append(event) } })
@@ -216,6 +223,8 @@ final class ConsoleSession: @unchecked Sendable {
         events = nil
         outbox?.stop()
         outbox = nil
+        passCache?.stop()
+        passCache = nil
         live.withLock { $0 = false }
         online.withLock { $0 = true }
     }

@@ -105,10 +105,11 @@ public enum GatePassCLI {
         .init("outbox", "Inspect and replay queued mutations: list, dead, drain, retry ID.", OutboxCommand.self),
         .init("events", "Follow the live events (approvals, arrivals, notifications) until Ctrl-C.", EventsCommand.self),
         .init("console", "The full-screen terminal console: approvals (live), scan, history, profile and outbox.", ConsoleCommand.self),
-        .init("kiosk", "Run the unattended gate: scan passes from a camera and check them in (enrol, enrol-code).",
+        .init("kiosk", "Run the unattended gate: scan passes from a camera and check them in (enrol, enrol-code, roll).",
               KioskCommand.self, members: [
                   .init("enrol", "Enrol this device as a gate's kiosk with a one-time code.", KioskEnrolCommand.self),
                   .init("enrol-code", "Make a one-time enrolment code for a kiosk (OWNER/ADMIN).", KioskEnrolCodeCommand.self),
+                  .init("roll", "Print the evacuation roll from this kiosk's pass cache (works offline).", KioskRollCommand.self),
               ]),
         .init("push-test", "Send a test event to registered device tokens and report which were delivered.", PushTestCommand.self),
         .init("push-deliveries", "List the push deliveries of one device token.", PushDeliveriesCommand.self),

@@ -9,24 +9,39 @@ struct KioskCommand: GatePassCommand {
     static let server = ServerOptions.server("The server the kiosk is logged in to or enrolled on (checked against it; default: that one).")
     static let cooldown = Option<Double>("--cooldown", value: "S", seconds: 0...3600,
                                          help: "A pass counts again only after this many seconds out of view (default 3).")
+    static let offlinePolicy = Option<OfflinePolicy>(
+        "--offline-policy", value: "POLICY",
+        help: "What the kiosk decides by itself while the server does not answer: deny (nothing), cached-only (passes in its cache, by the server's rules), signed (those, and signed GP2 passes by their signature; default).") { text throws(UsageError) in
+        guard let policy = OfflinePolicy(rawValue: text) else {
+            throw UsageError("--offline-policy must be one of \(OfflinePolicy.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return policy
+    }
+    static let offlineAfter = Option<Int>("--offline-after-ms", value: "MS", in: 100...60_000,
+                                          help: "Decide offline when the server has not answered a scan within this many milliseconds (default 1500).")
     static let configuration = CommandConfiguration(
         name: "gatepass kiosk",
         overview: "Run the unattended gate: read passes from a camera (or images, a folder, a Y4M recording), check each new one in, and print one decision line per pass. Runs until SIGTERM or Ctrl-C; losing the camera or the server never ends it.",
-        usage: "gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--json]",
+        usage: "gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--offline-policy deny|cached-only|signed] [--offline-after-ms MS] [--json]",
         options: [server] + FrameSourceOptions.all
-            + [cooldown, OutputOptions.flag("Print one JSON object per decision instead of the line.")],
+            + [cooldown, offlinePolicy, offlineAfter, OutputOptions.flag("Print one JSON object per decision instead of the line.")],
         subcommands: [("enrol", "Enrol this device as a gate's kiosk with a one-time code (then no login is needed)."),
-                      ("enrol-code", "Make a one-time enrolment code for a kiosk (OWNER/ADMIN).")],
-        discussion: "An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment.")
+                      ("enrol-code", "Make a one-time enrolment code for a kiosk (OWNER/ADMIN)."),
+                      ("roll", "Print the evacuation roll from this kiosk's pass cache (works offline).")],
+        discussion: "An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment. The kiosk keeps today's passes, the pass keys and the on-site list in its state file (refreshed every 30 s); when the server does not answer a scan in time it decides by itself as --offline-policy allows, says \"offline\" and the cache's age on the decision line, and sends the scan with its decision when the server is back.")
 
     var server: String?
     var cooldown: Double
+    var policy: OfflinePolicy
+    var offlineAfterMilliseconds: Int
     var asJSON: Bool
     var sourceChoice: FrameSourceOptions.Choice
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
         server = try arguments.value(Self.server)
         cooldown = try arguments.value(Self.cooldown) ?? 3
+        policy = try arguments.value(Self.offlinePolicy) ?? .signed
+        offlineAfterMilliseconds = try arguments.value(Self.offlineAfter) ?? KioskRunner.defaultOfflineAfterMilliseconds
         asJSON = arguments.has(OutputOptions.json)
         sourceChoice = try FrameSourceOptions.requiredChoice(arguments)
     }
@@ -57,9 +72,11 @@ struct KioskCommand: GatePassCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
+        let checkInTransport = try context.transport(for: core, timeout: .milliseconds(offlineAfterMilliseconds))
         let runner = KioskRunner(core: core, terminal: terminal, clock: clock,
-                                 options: .init(cooldown: cooldown, json: asJSON, decorate: isatty(STDOUT_FILENO) == 1),
-                                 notifier: notifier) { frame in
+                                 options: .init(cooldown: cooldown, json: asJSON, decorate: isatty(STDOUT_FILENO) == 1,
+                                                offlinePolicy: policy),
+                                 notifier: notifier, checkInTransport: checkInTransport) { frame in
             try decoder.decode(frame).codes.map(\.text)
         }
         let source = try sourceChoice.open(clock: clock) { transition in
@@ -130,5 +147,44 @@ extension FrameSourceOptions.Choice {
                 throw CommandFailure("\(error)")
             }
         }
+    }
+}
+
+/// `gatepass kiosk roll`: who is on site, as the kiosk's pass cache last heard it from the
+/// server (the running kiosk refreshes it every 30 s), so the roll can be read with the
+/// network down. Reads the state file only; never asks the server.
+struct KioskRollCommand: GatePassCommand {
+    static let configuration = CommandConfiguration(
+        name: "gatepass kiosk roll",
+        overview: "Print the evacuation roll (who is checked in) from this kiosk's pass cache, without asking the server: the first line says how old it is, then one visitor a line. " + ServerOptions.stateNote,
+        options: [OutputOptions.flag("Print {syncedAt, server, visitors: [Visitor]} instead.")])
+
+    struct Roll: Encodable {
+        var syncedAt: Timestamp
+        var server: String
+        var visitors: [Visitor]
+    }
+
+    var json: Bool
+    init(parsing arguments: ParsedArguments) throws(UsageError) { json = arguments.has(OutputOptions.json) }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        let core = try context.core(platform: "kiosk")
+        guard let status = try core.passCacheStatus() else {
+            throw CommandFailure("this kiosk has no pass cache yet: run gatepass kiosk while the server is reachable")
+        }
+        let visitors = try core.cachedOnSite()
+        if json {
+            context.terminal.out(ClientCommands.json(Roll(syncedAt: Timestamp(status.lastSyncAt), server: status.server, visitors: visitors)))
+            return 0
+        }
+        let age = GateDecision.ageText(Int(status.age(at: context.clock.now())))
+        context.terminal.out(visible: "\(visitors.count) on site (\(age), from \(status.server))")
+        for visitor in visitors {
+            let company = visitor.company.map { " (\($0))" } ?? ""
+            let since = visitor.checkedInAt.map { " — in since \(Timestamp($0))" } ?? ""
+            context.terminal.out(visible: "\(visitor.shortId.rawValue)  \(visitor.name)\(company)\(since)")
+        }
+        return 0
     }
 }

@@ -12,19 +12,39 @@ import GatePassScanner
 /// (the scanner token's stream carries `visitor.decided` for what its checkpoint asked) and an
 /// approval is followed by the check-in. While the outbox service says the server is
 /// unreachable, check-ins are queued without a connect attempt, so the gate answers at once.
+///
+/// Offline (issue 13): a check-in that gets no answer within `offlineAfter` (its request
+/// timeout), and every scan while the server is known to be away, is decided by the kiosk
+/// itself from its pass cache (`ClientCore.decideOffline`, the domain's `OfflineDecision`) as
+/// `offlinePolicy` allows, and queued with that decision for the replay. A kiosk the server
+/// refused (401, 403, `REVOKED`) never decides offline. The pass cache is kept current by a
+/// `PassCacheService` (every 30 s, and at once when the server comes back).
 public final class KioskRunner: @unchecked Sendable {
     public struct Options: Sendable {
         public var cooldown: TimeInterval = 3
         public var json = false
         /// Color and bell: only on a terminal.
         public var decorate = false
+        /// What the kiosk may decide while the server does not answer.
+        public var offlinePolicy: OfflinePolicy = .signed
+        /// The site's zone: "today" for the pass cache.
+        public var siteTimeZone: TimeZone = .current
+        /// How often the pass cache is brought up to date.
+        public var cacheInterval: TimeInterval = 30
 
-        public init(cooldown: TimeInterval = 3, json: Bool = false, decorate: Bool = false) {
+        public init(cooldown: TimeInterval = 3, json: Bool = false, decorate: Bool = false, offlinePolicy: OfflinePolicy = .signed,
+                    siteTimeZone: TimeZone = .current, cacheInterval: TimeInterval = 30) {
             self.cooldown = cooldown
             self.json = json
             self.decorate = decorate
+            self.offlinePolicy = offlinePolicy
+            self.siteTimeZone = siteTimeZone
+            self.cacheInterval = cacheInterval
         }
     }
+
+    /// How long a scan waits for the server before the kiosk decides by itself (`offlineAfterMs`).
+    public static let defaultOfflineAfterMilliseconds = 1500
 
     private let core: ClientCore
     private let terminal: any Terminal
@@ -32,6 +52,9 @@ public final class KioskRunner: @unchecked Sendable {
     private let options: Options
     private let readCodes: (FrameView) throws -> [String]
     private let notifier: SystemdNotifier
+    /// The first try of each check-in goes over this handle, whose request timeout is
+    /// `offlineAfterMs`: the guard never waits longer for a decision. Nil: the core's handle.
+    private let checkInTransport: (any HTTPTransport)?
 
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -45,23 +68,34 @@ public final class KioskRunner: @unchecked Sendable {
     /// the outbox and the event stream are stopped, nothing is sent, and each pass is answered
     /// with this until a new enrolment is found in the state file.
     private var signedOut: String?
+    /// The clock warning last said (nil: the kiosk's clock agrees with the server's).
+    private var clockWarning: String?
+    /// Whether the last pass-cache sync failed (said once per failure streak).
+    private var cacheSyncFailing = false
 
     private let checkIns = DispatchQueue(label: "gatepass.kiosk.checkins")
     // Guarded by `lock`: a gate signed out and enrolled again replaces them on the check-in queue.
     private var outbox: OutboxService?
     private var events: EventStreamConsumer?
-    private var network: (outbox: OutboxService?, events: EventStreamConsumer?) { lock.withLock { (outbox, events) } }
+    private var passCache: PassCacheService?
+    private var network: (outbox: OutboxService?, events: EventStreamConsumer?, passCache: PassCacheService?) {
+        lock.withLock { (outbox, events, passCache) }
+    }
 
     public init(core: ClientCore, terminal: any Terminal, clock: any WallClock, options: Options, notifier: SystemdNotifier,
-         readCodes: @escaping (FrameView) throws -> [String]) {
+                checkInTransport: (any HTTPTransport)? = nil, readCodes: @escaping (FrameView) throws -> [String]) {
         self.core = core
         self.terminal = terminal
         self.clock = clock
         self.options = options
         self.notifier = notifier
+        self.checkInTransport = checkInTransport
         self.readCodes = readCodes
         deduplicator = CodeDeduplicator(cooldown: options.cooldown)
     }
+
+    /// Signalled after every pass-cache sync, whatever its outcome (what tests wait on).
+    public let cacheSyncs = ChangeSignal()
 
     var isStopping: Bool { lock.withLock { stopping } }
 
@@ -81,17 +115,20 @@ public final class KioskRunner: @unchecked Sendable {
     }
 
     private func startNetwork() throws(ClientError) {
+        let passCache = PassCacheService(core: core, timeZone: options.siteTimeZone, interval: options.cacheInterval) { [weak self] result in
+            self?.cacheSynced(result)
+        }
+        lock.withLock { self.passCache = passCache }
+        passCache.start()
         let outbox = OutboxService(core: core) { [weak self] report, online in
-            self?.lock.withLock { self?.online = online }
-            // Check-ins queued while offline have now been decided: show what they became.
-            for entry in report.applied where entry.kind == "checkin" {
-                guard let body = report.answers[entry.id],
-                      let answer = try? APIClient.decode(CheckInAnswer.self, from: body) else { continue }
-                let code = answer.visitor.shortId.rawValue
-                var decision = GateDecision.from(answer, code: code)
-                decision.reason += " (sent after the server came back)"
-                self?.record(decision)
+            guard let self else { return }
+            let cameBack = lock.withLock { () -> Bool in
+                defer { self.online = online }
+                return online && !self.online
             }
+            // Back online: the cache catches up at once (what changed while the kiosk was away).
+            if cameBack { network.passCache?.poke() }
+            for entry in report.applied where entry.kind == "checkin" { replayed(entry, answer: report.answers[entry.id]) }
         }
         lock.withLock { self.outbox = outbox }
         outbox.start()
@@ -151,9 +188,10 @@ public final class KioskRunner: @unchecked Sendable {
 
     public func stop() {
         lock.withLock { stopping = true }
-        let (outbox, events) = network
+        let (outbox, events, passCache) = network
         events?.stop()
         outbox?.stop()
+        passCache?.stop()
         checkIns.sync {}
     }
 
@@ -169,7 +207,8 @@ public final class KioskRunner: @unchecked Sendable {
         }
         let decision = checkIn(code, confirmApprovalRequest: false)
         guard let decision else { return }
-        if decision.result == ScanResult.approvalRequired.rawValue {
+        // Offline, nobody can be asked: the replay's APPROVAL_REQUIRED asks (see `replayed`).
+        if decision.result == ScanResult.approvalRequired.rawValue, decision.offlineBasis == nil {
             // Unattended: nobody could press a key, so the gate asks for approval itself.
             if let requested = checkIn(code, confirmApprovalRequest: true) { record(requested) }
         } else {
@@ -182,19 +221,21 @@ public final class KioskRunner: @unchecked Sendable {
         let offline = lock.withLock { !online }
         do {
             if offline {
-                // The drain sends it; queued offline scans ask for approval if the pass needs
-                // it, since nobody can be asked to scan again.
-                _ = try core.queueCheckIn(code: code, confirmApprovalRequest: true)
-                return .queued(code: code)
+                // The server is known to be away: decided here at once, no connect attempt.
+                return try decideOffline(code, scannedAt: clock.now(), attempt: nil)
             }
-            switch try core.checkIn(code: code, confirmApprovalRequest: confirmApprovalRequest) {
+            switch try core.checkIn(code: code, confirmApprovalRequest: confirmApprovalRequest, over: checkInTransport) {
             case .applied(let response):
                 let answer = try APIClient.decode(CheckInAnswer.self, from: response.body)
                 return GateDecision.from(answer, code: code)
-            case .queued:
+            case .queued(let entry, _):
+                // No answer within offlineAfterMs (or a failure): the scans that follow are
+                // decided here at once until the outbox's probe finds the server again.
                 lock.withLock { online = false }
+                // The decision goes into the entry before the drain is asked to replay it.
+                let decision = try decideOffline(code, scannedAt: entry.scannedAt ?? clock.now(), attempt: entry)
                 network.outbox?.poke()
-                return .queued(code: code)
+                return decision
             case .refused(let status, _, _):
                 return .refused(ScanResult(refusalStatus: status), code: code)
             case .needsLogin(_, let message):
@@ -211,6 +252,107 @@ public final class KioskRunner: @unchecked Sendable {
         }
     }
 
+    // MARK: - Offline
+
+    /// Decides `code` from the pass cache at the scan's time and queues the scan with that
+    /// decision: in the entry of the attempt that got no answer (same key), or a new one.
+    private func decideOffline(_ code: String, scannedAt: Date, attempt: OutboxEntry?) throws(ClientError) -> GateDecision {
+        let decision = try core.decideOffline(code: code, scannedAt: scannedAt, policy: options.offlinePolicy)
+        if let attempt {
+            try core.attachOfflineDecision(decision.result, to: attempt)
+        } else {
+            try core.queueOfflineCheckIn(code: code, decision: decision.result, scannedAt: scannedAt)
+        }
+        let age = try core.passCacheStatus()?.age(at: clock.now())
+        return GateDecision.offline(decision, code: code, cacheAge: age)
+    }
+
+    /// A replayed check-in's answer: a conflict with what was decided offline is shown, an
+    /// offline scan that needed approval gets it requested now, and a check-in queued by an
+    /// older build (no offline decision) shows what it became.
+    private func replayed(_ entry: OutboxEntry, answer body: [UInt8]?) {
+        let sent = entry.body.flatMap { try? JSONDecoder().decode(CheckInBody.self, from: Data($0.utf8)) }
+        guard let body else { return }
+        guard let answer = try? APIClient.decode(CheckInAnswer.self, from: body) else {
+            // A scan refused offline, answered 400 INVALID / 404 NOT_FOUND: recorded, delivered.
+            if let sent, let offlineDecision = sent.offlineDecision,
+               let refusal = try? APIClient.decode(APIErrorBody.self, from: body) {
+                terminal.err(visible: "offline scan of \(sent.shortId) delivered: decided \(offlineDecision.rawValue) offline, "
+                             + "the server answered \(refusal.error.code)")
+            }
+            return
+        }
+        let code = sent?.shortId ?? answer.visitor.shortId.rawValue
+        guard let offlineDecision = sent?.offlineDecision else {
+            var decision = GateDecision.from(answer, code: code)
+            decision.reason += " (sent after the server came back)"
+            record(decision)
+            return
+        }
+        if answer.conflict == true {
+            show(.conflict(answer, offlineDecision: offlineDecision, code: code))
+        } else {
+            terminal.err(visible: "offline scan of \(answer.visitor.shortId.rawValue) delivered: decided \(offlineDecision.rawValue) offline, "
+                         + "the server recorded \(answer.result.rawValue)")
+        }
+        if answer.result == .approvalRequired {
+            checkIns.async { [self] in
+                if let requested = checkIn(code, confirmApprovalRequest: true) { record(requested) }
+            }
+        }
+    }
+
+    /// After each pass-cache sync: the cache's age in the status, the clock check, and a line
+    /// when syncing starts or stops failing.
+    private func cacheSynced(_ result: Result<PassCacheSyncReport, ClientError>) {
+        defer { cacheSyncs.signal() }
+        let status = try? core.passCacheStatus()
+        let age = status.map { GateDecision.ageText(Int($0.age(at: clock.now()))) } ?? "no cache"
+        switch result {
+        case .success(let report):
+            let wasFailing = lock.withLock { () -> Bool in
+                defer { cacheSyncFailing = false }
+                return cacheSyncFailing
+            }
+            if report.fullLoad || wasFailing, let status {
+                log("pass cache: \(status.passes) passes, \(status.revoked) revoked, \(status.keys) keys, \(status.onSite) on site"
+                    + (report.problems.isEmpty ? "" : "; " + report.problems.joined(separator: "; ")))
+            }
+            noteClock(offset: report.clockOffset)
+            notifier.status(clockWarningText() ?? "scanning; pass cache \(age)")
+        case .failure(let error):
+            if case .revoked(let message) = error {
+                signOut(message)
+                return
+            }
+            let first = lock.withLock { () -> Bool in
+                defer { cacheSyncFailing = true }
+                return !cacheSyncFailing
+            }
+            if first { log("pass cache not refreshed (\(ClientCommands.sentence(for: error))); \(age)") }
+        }
+    }
+
+    /// Says when the kiosk's clock drifts more than 2 minutes from the server's, and when it is right again.
+    private func noteClock(offset: TimeInterval?) {
+        let warning = ServerClock.warning(offset: offset)
+        let changed = lock.withLock { () -> Bool in
+            defer { clockWarning = warning }
+            return clockWarning != warning
+        }
+        guard changed else { return }
+        if let warning {
+            log(warning)
+        } else if offset != nil {
+            log("the kiosk's clock agrees with the server's again")
+        }
+    }
+
+    private func clockWarningText() -> String? { lock.withLock { clockWarning } }
+
+    /// The clock warning, if the kiosk's clock is off (for tests and the status line).
+    public var clockProblem: String? { clockWarningText() }
+
     // MARK: - Signed out by an admin
 
     /// Stops the network work for good (no retry, no renewal), says why once, and waits.
@@ -221,9 +363,10 @@ public final class KioskRunner: @unchecked Sendable {
             return true
         }
         guard first else { return }
-        let (outbox, events) = network
+        let (outbox, events, passCache) = network
         events?.stop()
         outbox?.stop()
+        passCache?.stop()
         log("this kiosk was signed out by an admin (\(reason)); it checks nobody in until it is enrolled again: gatepass kiosk enrol CODE --server URL")
         signedOutChanges.signal()
     }

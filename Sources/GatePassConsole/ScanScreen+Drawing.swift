@@ -155,6 +155,9 @@ extension ScanScreen {
         } else {
             renderedStatsAge = nil
         }
+        // What an offline decision here would be judged against.
+        renderedPassCacheAge = passCacheSyncedAt.map { ConsoleFormat.age(since: $0, now: now) }
+        row.pieces.append((renderedPassCacheAge.map { "  · pass cache \($0) old" } ?? "  · no pass cache", .dim))
         return row
     }
 

@@ -100,6 +100,8 @@ public final class ScanScreen: ConsoleScreen {
     public internal(set) var stats: ScanStats?
     /// When the stats were read and whether the cache answered; nil before the first read.
     public internal(set) var statsLoaded: (updatedAt: Date, fromCache: Bool)?
+    /// When the pass cache was last synced, read with the stats; nil when there is none.
+    public internal(set) var passCacheSyncedAt: Date?
     public internal(set) var statsError: String?
     /// The camera/source line.
     public internal(set) var sourceText: String
@@ -123,6 +125,8 @@ public final class ScanScreen: ConsoleScreen {
     private var statsRefreshPending = false
     /// The cache age the last render showed, so `tick` redraws only when it changes.
     var renderedStatsAge: String?
+    /// The pass cache's age as last drawn, so `tick` redraws when it changes.
+    var renderedPassCacheAge: String?
 
     /// - Parameters:
     ///   - services: stats, check-ins, lookups and walk-ins (`ClientCoreServices`, or a fake).
@@ -232,6 +236,7 @@ public final class ScanScreen: ConsoleScreen {
         lastStatsLoad = clock()
         statsRefreshPending = false
         do {
+            passCacheSyncedAt = services.passCacheSyncedAt()
             let read = try services.stats()
             stats = read.value
             statsLoaded = (read.updatedAt, read.fromCache)
@@ -262,6 +267,9 @@ public final class ScanScreen: ConsoleScreen {
         }
         if let statsLoaded, statsLoaded.fromCache, let shown = renderedStatsAge,
            ConsoleFormat.age(since: statsLoaded.updatedAt, now: now) != shown {
+            return .redraw
+        }
+        if let syncedAt = passCacheSyncedAt, let shown = renderedPassCacheAge, ConsoleFormat.age(since: syncedAt, now: now) != shown {
             return .redraw
         }
         return .none

@@ -42,6 +42,11 @@ public protocol ScanServices: AnyObject {
     /// Registers a visitor without a pass, who then waits for an approver (walk-ins always
     /// need approval), through the outbox.
     func walkIn(_ registration: WalkInRegistration) -> WalkInOutcome
+
+    /// When this device's pass cache (what offline decisions are judged against) was last
+    /// brought up to date; nil when it has none. Reading it never fails the tab: an unreadable
+    /// cache is nil here, and its error is the kiosk's to say.
+    func passCacheSyncedAt() -> Date?
 }
 
 /// A walk-in as typed at the gate. Empty optional fields are sent as absent.

@@ -7,6 +7,8 @@ import GatePassCore
 
 
 extension ClientCoreServices: ScanServices {
+    public func passCacheSyncedAt() -> Date? { (try? core.passCacheStatus())??.lastSyncAt }
+
     public func stats() throws(ConsoleError) -> ConsoleRead<ScanStats> {
         do {
             let read = try core.stats()

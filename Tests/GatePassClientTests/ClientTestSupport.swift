@@ -106,6 +106,21 @@ final class ClientWorld: @unchecked Sendable {
         return (id, shortId)
     }
 
+    /// An admin who may scan, one visitor, and a core logged in through a `FaultProxy` in front
+    /// of the server (stopped by the caller: `defer { proxy.stop() }`).
+    func guardBehindProxy(timeout: Duration = .seconds(5)) throws
+        -> (admin: String, pass: (id: String, shortId: String), proxy: FaultProxy, core: ClientCore) {
+        try addUser("guard@acme.test", role: .admin)
+        let admin = try token("guard@acme.test")
+        let pass = try createVisitor(admin)
+        let proxy = try FaultProxy(target: port)
+        let proxyPort = try proxy.start()
+        let core = try core(timeout: timeout)
+        _ = try core.login(server: "http://127.0.0.1:\(proxyPort)", email: "guard@acme.test",
+                           otp: try code(for: "guard@acme.test"), allowPurge: false)
+        return (admin, pass, proxy, core)
+    }
+
     /// Every scan the server recorded, oldest first.
     func scans(_ token: String) throws -> [[String: Any]] {
         var all: [[String: Any]] = []

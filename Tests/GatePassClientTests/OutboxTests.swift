@@ -46,15 +46,8 @@ import Testing
 
     @Test func serverErrorsAndTimeoutsAreRetriedWithBackoff() throws {
         let world = try ClientWorld()
-        try world.addUser("guard@acme.test", role: .admin)
-        let admin = try world.token("guard@acme.test")
-        let pass = try world.createVisitor(admin)
-        let proxy = try FaultProxy(target: world.port)
-        let proxyPort = try proxy.start()
+        let (admin, pass, proxy, core) = try world.guardBehindProxy(timeout: .milliseconds(500))
         defer { proxy.stop() }
-        let core = try world.core(timeout: .milliseconds(500))
-        _ = try core.login(server: "http://127.0.0.1:\(proxyPort)", email: "guard@acme.test",
-                           otp: try world.code(for: "guard@acme.test"), allowPurge: false)
 
         proxy.set(.serviceUnavailable)
         guard case .queued(let entry, let reason) = try core.checkIn(code: pass.shortId, confirmApprovalRequest: false) else {

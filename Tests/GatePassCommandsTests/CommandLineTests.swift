@@ -96,7 +96,7 @@ func temporaryPath(_ name: String) -> String {
               outbox           Inspect and replay queued mutations: list, dead, drain, retry ID.
               events           Follow the live events (approvals, arrivals, notifications) until Ctrl-C.
               console          The full-screen terminal console: approvals (live), scan, history, profile and outbox.
-              kiosk            Run the unattended gate: scan passes from a camera and check them in (enrol, enrol-code).
+              kiosk            Run the unattended gate: scan passes from a camera and check them in (enrol, enrol-code, roll).
               push-test        Send a test event to registered device tokens and report which were delivered.
               push-deliveries  List the push deliveries of one device token.
               scan             Read QR codes from image files, a folder or a Y4M recording and print each new one.

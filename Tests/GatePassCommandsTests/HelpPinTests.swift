@@ -398,25 +398,28 @@ import Testing
         (["kiosk"], #"""
             OVERVIEW: Run the unattended gate: read passes from a camera (or images, a folder, a Y4M recording), check each new one in, and print one decision line per pass. Runs until SIGTERM or Ctrl-C; losing the camera or the server never ends it.
 
-            USAGE: gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--json]
+            USAGE: gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--offline-policy deny|cached-only|signed] [--offline-after-ms MS] [--json]
 
             OPTIONS:
-              --server URL      The server the kiosk is logged in to or enrolled on (checked against it; default: that one).
-              --device DEV      A V4L2 camera (/dev/video0, or a stable name under /dev/v4l/by-id/), read until stopped; it is reopened with backoff when unplugged and plugged back in.
-              --image FILE…     One or more PGM, PNG or JPEG files, read once in order (--image A B and --image A --image B both work).
-              --dir DIR         A folder's images in name order, read once (hidden files and subfolders are skipped).
-              --video FILE.y4m  A YUV4MPEG2 recording of a camera, read once; only the luma plane is used.
-              --size WxH        With --device: the frame size to ask for, from 16x16 to 4096x4096 (default 640x480); the driver may pick the nearest it has.
-              --fps N           With --device: the frame rate to ask for, from 1 to 120 (default 30).
-              --cooldown S      A pass counts again only after this many seconds out of view (default 3).
-              --json            Print one JSON object per decision instead of the line.
-              -h, --help        Show help information.
+              --server URL             The server the kiosk is logged in to or enrolled on (checked against it; default: that one).
+              --device DEV             A V4L2 camera (/dev/video0, or a stable name under /dev/v4l/by-id/), read until stopped; it is reopened with backoff when unplugged and plugged back in.
+              --image FILE…            One or more PGM, PNG or JPEG files, read once in order (--image A B and --image A --image B both work).
+              --dir DIR                A folder's images in name order, read once (hidden files and subfolders are skipped).
+              --video FILE.y4m         A YUV4MPEG2 recording of a camera, read once; only the luma plane is used.
+              --size WxH               With --device: the frame size to ask for, from 16x16 to 4096x4096 (default 640x480); the driver may pick the nearest it has.
+              --fps N                  With --device: the frame rate to ask for, from 1 to 120 (default 30).
+              --cooldown S             A pass counts again only after this many seconds out of view (default 3).
+              --offline-policy POLICY  What the kiosk decides by itself while the server does not answer: deny (nothing), cached-only (passes in its cache, by the server's rules), signed (those, and signed GP2 passes by their signature; default).
+              --offline-after-ms MS    Decide offline when the server has not answered a scan within this many milliseconds (default 1500).
+              --json                   Print one JSON object per decision instead of the line.
+              -h, --help               Show help information.
 
             SUBCOMMANDS:
               enrol       Enrol this device as a gate's kiosk with a one-time code (then no login is needed).
               enrol-code  Make a one-time enrolment code for a kiosk (OWNER/ADMIN).
+              roll        Print the evacuation roll from this kiosk's pass cache (works offline).
 
-            An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment.
+            An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment. The kiosk keeps today's passes, the pass keys and the on-site list in its state file (refreshed every 30 s); when the server does not answer a scan in time it decides by itself as --offline-policy allows, says "offline" and the cache's age on the decision line, and sends the scan with its decision when the server is back.
 
             """#),
         (["kiosk", "enrol"], #"""
@@ -442,6 +445,16 @@ import Testing
               --name N         The kiosk's name, as the token list shows it.
               --json           Print {id, enrolmentCode, expiresAt}.
               -h, --help       Show help information.
+
+            """#),
+        (["kiosk", "roll"], #"""
+            OVERVIEW: Print the evacuation roll (who is checked in) from this kiosk's pass cache, without asking the server: the first line says how old it is, then one visitor a line. State lives in $GATEPASS_STATE_DIR (default $XDG_STATE_HOME/gatepass or ~/.local/state/gatepass).
+
+            USAGE: gatepass kiosk roll [--json]
+
+            OPTIONS:
+              --json      Print {syncedAt, server, visitors: [Visitor]} instead.
+              -h, --help  Show help information.
 
             """#),
         (["push-test"], #"""

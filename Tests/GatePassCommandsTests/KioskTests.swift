@@ -111,12 +111,13 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         }
     }
 
-    func runner(_ gate: Gate, json: Bool = false) throws -> KioskRunner {
-        let core = try gate.core()
+    func runner(_ gate: Gate, json: Bool = false, options: KioskRunner.Options? = nil, clock: any WallClock = SystemWallClock(),
+                checkInTransport: (any HTTPTransport)? = nil) throws -> KioskRunner {
+        let core = try ClientCommands.Context(terminal: gate.terminal, environment: gate.environment, clock: clock).core(platform: "kiosk")
         _ = try core.ensureScannerToken(now: Date())
         let decoder = try QRDecoder()
-        return KioskRunner(core: core, terminal: gate.terminal, clock: SystemWallClock(), options: .init(cooldown: 3, json: json),
-                           notifier: SystemdNotifier(environment: [:])) { frame in
+        return KioskRunner(core: core, terminal: gate.terminal, clock: clock, options: options ?? .init(cooldown: 3, json: json),
+                           notifier: SystemdNotifier(environment: [:]), checkInTransport: checkInTransport) { frame in
             try decoder.decode(frame).codes.map(\.text)
         }
     }
@@ -173,7 +174,7 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         #expect(last["visitorName"] as? String == "Dora Doubt")
     }
 
-    @Test func offlineScansAreQueuedThenReplayedWhenTheServerIsBack() throws {
+    @Test func offlineScansAreDecidedFromTheCacheThenReplayedWhenTheServerIsBack() throws {
         let gate = try Gate()
         try gate.loginKiosk("owner@demo.gatepass")
         let owner = try gate.token("owner@demo.gatepass")
@@ -181,15 +182,22 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         let kiosk = try runner(gate)
         try kiosk.start()
         defer { kiosk.stop() }
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.passes ?? 0 > 0 })
         gate.stopServer()
         try kiosk.scan(ImageFileSource(directory: try gate.folder("offline", ["GP1:\(late.shortId)"])))
-        #expect(gate.waitForLine("QUEUED OFFLINE  GP1:\(late.shortId)"))
+        #expect(gate.waitForLine("ADMITTED offline (cache "))
+        #expect(gate.waitForLine("Olga Offline (\(late.shortId)) — welcome"))
+        let queued = try #require(try reader.store.outboxEntries().first)
+        #expect(queued.body?.contains(#""offlineDecision":"CHECKED_IN""#) == true)
         try gate.startServer()
         // The outbox service probes /api/healthz with backoff (1, 2, 4 … s) and then drains.
-        #expect(gate.waitForLine("ADMITTED  Olga Offline (\(late.shortId)) — welcome (sent after the server came back)"))
+        #expect(gate.terminal.wait { gate.terminal.stderr.contains("offline scan of \(late.shortId) delivered") })
         let scans = try gate.http.get("/api/visitor-scanner/scan-history", token: try gate.token("owner@demo.gatepass")).json
-        let first = (scans?["items"] as? [[String: Any]])?.first
-        #expect(first?["offline"] as? Bool == true && first?["result"] as? String == "CHECKED_IN")
+        let items = ((scans?["items"] as? [[String: Any]]) ?? []).filter { $0["shortId"] as? String == late.shortId }
+        #expect(items.count == 1)
+        #expect(items.first?["offline"] as? Bool == true && items.first?["result"] as? String == "CHECKED_IN")
+        #expect(items.first?["scannedAt"] as? String == Timestamp(queued.scannedAt!).description)
     }
 
     @Test func kioskArgumentsAreChecked() {
@@ -198,6 +206,12 @@ func passPicture(_ text: String?) throws -> [UInt8] {
         #expect(GatePassCLI.main(["gatepass", "kiosk", "--dir", "a", "--size", "640x480"], terminal: RecordingTerminal()) == 2)
         #expect(GatePassCLI.main(["gatepass", "kiosk", "--device", "/dev/video0", "--size", "huge"], terminal: RecordingTerminal()) == 2)
         #expect(GatePassCLI.main(["gatepass", "kiosk", "--dir", "a", "--cooldown", "-1"], terminal: RecordingTerminal()) == 2)
+        for bad in [["--offline-policy", "allow"], ["--offline-policy", "SIGNED"], ["--offline-policy", ""],
+                    ["--offline-after-ms", "0"], ["--offline-after-ms", "1.5"], ["--offline-after-ms", "99999999"]] {
+            let terminal = RecordingTerminal()
+            #expect(GatePassCLI.main(["gatepass", "kiosk", "--dir", "a"] + bad, terminal: terminal) == 2, "\(bad)")
+            #expect(terminal.stderr.contains(bad[0]))
+        }
         let help = RecordingTerminal()
         #expect(GatePassCLI.main(["gatepass", "kiosk", "--help"], terminal: help) == 0)
         #expect(help.stdout.contains("USAGE: gatepass kiosk"))

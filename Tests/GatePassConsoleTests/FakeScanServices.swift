@@ -10,6 +10,7 @@ final class FakeScanServices: ScanServices {
     var checkIns: [CheckInKey: GateDecision] = [:]
     var lookupAnswer: Result<[Visitor], ConsoleError> = .success([])
     var walkInAnswer: WalkInOutcome = .queued
+    var passCacheAnswer: Date?
 
     struct CheckInKey: Hashable {
         var code: String
@@ -26,6 +27,8 @@ final class FakeScanServices: ScanServices {
     func answer(_ code: String, confirm: Bool = false, with decision: GateDecision) {
         checkIns[CheckInKey(code: code, confirm: confirm)] = decision
     }
+
+    func passCacheSyncedAt() -> Date? { passCacheAnswer }
 
     func stats() throws(ConsoleError) -> ConsoleRead<ScanStats> {
         calls.append("stats")

@@ -39,7 +39,7 @@ import Testing
             #expect(submit("k7q2-m9xd", screen) == .redraw)
             let canvas = Fixtures.render(screen, width: 80, height: 24)
             let text = lines(canvas)
-            #expect(text[0] == "Checked in 12 · Awaiting 3 · Expected 40 · On site 9")
+            #expect(text[0] == "Checked in 12 · Awaiting 3 · Expected 40 · On site 9  · no pass cache")
             #expect(canvas[0, 0].style == .title)
             #expect(text[1] == "No camera: type a short id")
             // The box: caption, five rows of block letters, who, why; coloured as "ok".
@@ -384,16 +384,21 @@ import Testing
 
     // MARK: - Offline
 
-    @Test func offlineTheStatsSayHowOldTheyAreAndCheckInsQueue() {
-        let services = FakeScanServices()
-        services.statsAnswer = .success(ConsoleRead(value: F.stats, updatedAt: Fixtures.now.addingTimeInterval(-300), fromCache: true))
+    /// A screen on a moved clock that never refreshes by itself: only an age makes it redraw.
+    static func agingScreen(_ services: FakeScanServices) -> (ScanScreen, TestClock) {
         let clock = TestClock()
-        // No periodic refresh in this test: only the age makes it redraw.
         let screen = ScanScreen(services: services, clock: clock.function, sourceDescription: nil, timeZone: F.utc,
                                 statsRefreshInterval: 3600)
         _ = screen.appear()
+        return (screen, clock)
+    }
+
+    @Test func offlineTheStatsSayHowOldTheyAreAndCheckInsQueue() {
+        let services = FakeScanServices()
+        services.statsAnswer = .success(ConsoleRead(value: F.stats, updatedAt: Fixtures.now.addingTimeInterval(-300), fromCache: true))
+        let (screen, clock) = Self.agingScreen(services)
         var canvas = Fixtures.render(screen, width: 100)
-        #expect(canvas.line(0) == "Checked in 12 · Awaiting 3 · Expected 40 · On site 9  (cached, 5 min old)")
+        #expect(canvas.line(0) == "Checked in 12 · Awaiting 3 · Expected 40 · On site 9  (cached, 5 min old)  · no pass cache")
         #expect(canvas[56, 0].style.role == .warning)
         services.answer("K7Q2M9XD", with: .queued(code: "K7Q2M9XD"))
         #expect(submit("K7Q2M9XD", screen) == .redraw)
@@ -406,8 +411,23 @@ import Testing
         clock.advance(30)
         #expect(screen.tick(now: clock.now) == .redraw)
         canvas = Fixtures.render(screen, width: 100)
-        #expect(canvas.line(0).hasSuffix("(cached, 6 min old)"))
+        #expect(canvas.line(0).hasSuffix("(cached, 6 min old)  · no pass cache"))
         #expect(screen.tick(now: clock.now) == .none)
+    }
+
+    /// Issue 13: what an offline decision here would be judged against, and how old it is.
+    @Test func thePassCachesAgeIsShownAndTicksOn() {
+        let services = FakeScanServices()
+        services.passCacheAnswer = Fixtures.now.addingTimeInterval(-180)
+        let (screen, clock) = Self.agingScreen(services)
+        var canvas = Fixtures.render(screen, width: 100)
+        #expect(canvas.line(0) == "Checked in 12 · Awaiting 3 · Expected 40 · On site 9  · pass cache 3 min old")
+        clock.advance(30)
+        #expect(screen.tick(now: clock.now) == .none)
+        clock.advance(30)
+        #expect(screen.tick(now: clock.now) == .redraw)
+        canvas = Fixtures.render(screen, width: 100)
+        #expect(canvas.line(0).hasSuffix("· pass cache 4 min old"))
     }
 
     @Test func statsThatCannotBeReadSaySoAndKeepWhatWasShown() {
@@ -415,7 +435,7 @@ import Testing
             services.statsAnswer = .failure(.offline("connection refused"))
             _ = screen.handle(.control("r"))
             let text = lines(Fixtures.render(screen, width: 120))
-            #expect(text[0] == "Checked in 12 · Awaiting 3 · Expected 40 · On site 9")
+            #expect(text[0] == "Checked in 12 · Awaiting 3 · Expected 40 · On site 9  · no pass cache")
             #expect(text[2] == "Could not load the stats. The server cannot be reached (connection refused); try again when it is back.")
         }
         let services = FakeScanServices()

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import GatePassCore
 
@@ -41,5 +42,46 @@ import Testing
         let rejected = GateDecision.decided(Fixture.visitor(status: .rejected, requiresApproval: true), code: "K7Q2M9XD")
         #expect(rejected.outcome == .denied)
         #expect(rejected.line == "DENIED  Ana Pop (K7Q2M9XD) — an approver rejected the visit: not today")
+    }
+
+    // MARK: - Offline (issue 13)
+
+    @Test func anOfflineDecisionSaysSoAndHowOldTheCacheIs() {
+        let ana = Fixture.visitor(status: .checkedIn, requiresApproval: false)
+        let admitted = GateDecision.offline(OfflineDecision(result: .checkedIn, basis: .cachedVisitor, visitor: ana, shortId: ana.shortId),
+                                            code: "K7Q2M9XD", cacheAge: 185)
+        #expect(admitted.outcome == .admitted)
+        #expect(admitted.line == "ADMITTED offline (cache 3 min old)  Ana Pop (K7Q2M9XD) — welcome")
+        #expect(admitted.offlineBasis == .cachedVisitor && admitted.cacheAgeSeconds == 185)
+        let signed = GateDecision.offline(OfflineDecision(result: .checkedIn, basis: .signature, shortId: ana.shortId),
+                                          code: "GP2:K7Q2M9XD.1.2.A1.SIG", cacheAge: 42)
+        #expect(signed.line == "ADMITTED offline (cache 42 s old)  GP2:K7Q2M9XD.1.2.A1.SIG — welcome")
+        let forged = GateDecision.offline(OfflineDecision(result: .invalid, basis: .none, shortId: ana.shortId), code: "GP2:forged",
+                                          cacheAge: 7200)
+        #expect(forged.line == "DENIED offline (cache 2 h old)  GP2:forged — the pass's signature or fields do not check out")
+        let noPass = GateDecision.offline(OfflineDecision(result: .invalid, basis: .none), code: "hello", cacheAge: 1)
+        #expect(noPass.line == "DENIED offline (cache 1 s old)  hello — not a Gate Pass code")
+        let unknown = GateDecision.offline(OfflineDecision(result: .notFound, basis: .none, shortId: ana.shortId), code: "K7Q2M9XD",
+                                           cacheAge: nil)
+        #expect(unknown.line == "DENIED offline (no cache)  K7Q2M9XD — the server does not answer and this pass cannot be checked here")
+        let approval = GateDecision.offline(OfflineDecision(result: .approvalRequired, basis: .signature, shortId: ana.shortId),
+                                            code: "K7Q2M9XD", cacheAge: 0)
+        #expect(approval.outcome == .approvalRequested)
+        #expect(approval.line.hasPrefix("APPROVAL NEEDED offline (cache 0 s old)  K7Q2M9XD — "))
+    }
+
+    @Test func aConflictNamesBothDecisions() {
+        let answer = CheckInAnswer(result: .alreadyCheckedIn, visitor: Fixture.visitor(status: .checkedIn, requiresApproval: false),
+                                   scanId: "s", conflict: true)
+        let decision = GateDecision.conflict(answer, offlineDecision: .checkedIn, code: "K7Q2M9XD")
+        #expect(decision.conflict == true)
+        #expect(decision.line == "CONFLICT  Ana Pop (K7Q2M9XD) — decided CHECKED_IN offline, the server says ALREADY_CHECKED_IN: "
+                + "already inside (reported to the admins)")
+    }
+
+    @Test func anOnlineDecisionsJSONHasNoOfflineFields() throws {
+        let answer = CheckInAnswer(result: .checkedIn, visitor: Fixture.visitor(status: .checkedIn, requiresApproval: false), scanId: "s")
+        let json = String(decoding: try JSONEncoder().encode(GateDecision.from(answer, code: "K7Q2M9XD")), as: UTF8.self)
+        #expect(!json.contains("offlineBasis") && !json.contains("cacheAgeSeconds") && !json.contains("conflict"))
     }
 }

@@ -1,0 +1,212 @@
+import Foundation
+import GatePassClient
+import GatePassCore
+import GatePassScanner
+import Testing
+@testable import GatePassCommands
+@testable import GatePassServer
+
+/// The offline gate end to end (issue 13), from picture folders against a real server: the
+/// kiosk online, its cache loaded, the server stopped; passes decided at the gate; the server
+/// back, every scan replayed once and reconciled.
+extension KioskTests {
+    /// The GP2 text the server draws on the visitor's pass now.
+    func passText(_ gate: Gate, visitorId: String) throws -> String {
+        let server = try #require(gate.server)
+        let record = try #require(try server.store.read { tx in try tx.visitors.find(id: visitorId) })
+        return try server.application.passes.keyring.signedText(for: record.visitor, organizationId: record.organizationId,
+                                                                 now: Date()).text
+    }
+
+    /// A well-formed text whose signature is one character off: a forgery of `text`'s pass.
+    func forged(_ text: String) -> String {
+        var characters = Array(text)
+        let index = characters.count - 40
+        let alphabet = ShortID.alphabet
+        characters[index] = alphabet[(alphabet.firstIndex(of: characters[index])! + 1) % alphabet.count]
+        return String(characters)
+    }
+
+    @Test func theOfflineGateAdmitsByCacheAndSignatureRefusesForgeriesAndReconcilesOnReplay() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let owner = try gate.token("owner@demo.gatepass")
+        let valid = try gate.visitor(owner, ["name": "Vera Valid"])
+        let cancelled = try gate.visitor(owner, ["name": "Cora Cancel"])
+        // No sync but the first while the test runs: what changes after it is news to the kiosk.
+        let kiosk = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600))
+        try kiosk.start()
+        defer { kiosk.stop() }
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait {
+            let status = (try? reader.passCacheStatus()) ?? nil
+            return (status?.passes ?? 0) >= 2 && (status?.keys ?? 0) >= 1
+        })
+        // After the kiosk's last sync: a new pass (known only by its signature) and a cancellation.
+        let signedOnly = try gate.visitor(owner, ["name": "Sid Signed"])
+        #expect(try gate.http.send("POST", "/api/visitors/\(cancelled.id)/cancel", token: owner, json: [String: Any]()).status == 200)
+        let texts = (valid: try passText(gate, visitorId: valid.id), cancelled: try passText(gate, visitorId: cancelled.id),
+                     signed: try passText(gate, visitorId: signedOnly.id))
+        let forgery = forged(texts.valid)
+        #expect(forgery != texts.valid && SignedPassText(parsing: forgery) != nil)
+
+        gate.stopServer()
+        let started = Date()
+        try kiosk.scan(ImageFileSource(directory: try gate.folder("offline", [texts.valid, nil, forgery, nil, texts.cancelled, nil,
+                                                                              texts.signed])))
+        #expect(gate.waitForLine("ADMITTED offline (cache "))
+        #expect(gate.waitForLine("Vera Valid (\(valid.shortId)) — welcome"))
+        // A generous bound only: the server was away, so no scan waited for it.
+        #expect(Date().timeIntervalSince(started) < 30)
+        #expect(gate.waitForLine("DENIED offline (cache "))
+        #expect(gate.waitForLine("\(forgery) — the pass's signature or fields do not check out"))
+        #expect(gate.waitForLine("Cora Cancel (\(cancelled.shortId)) — welcome"), "the kiosk's cache did not know of the cancellation")
+        #expect(gate.waitForLine("\(texts.signed) — welcome"), "admitted by its signature")
+        let queued = try reader.store.outboxEntries()
+        #expect(queued.count == 4)
+        var scannedAt: [String: Date] = [:]
+        for entry in queued {
+            let body = try JSONDecoder().decode(CheckInBody.self, from: Data(try #require(entry.body).utf8))
+            scannedAt[body.shortId] = entry.scannedAt
+        }
+
+        try gate.startServer()
+        #expect(gate.waitForLine("CONFLICT  Cora Cancel (\(cancelled.shortId)) — decided CHECKED_IN offline, the server says "))
+        for code in [valid.shortId, signedOnly.shortId] {
+            #expect(gate.terminal.wait { gate.terminal.stderr.contains("offline scan of \(code) delivered: decided CHECKED_IN offline") })
+        }
+        #expect(gate.terminal.wait { gate.terminal.stderr.contains("offline scan of \(forgery) delivered: decided INVALID offline") })
+        #expect(try reader.store.outboxCount() == 0)
+        #expect(try reader.store.deadLetters().isEmpty)
+
+        // Every scan in the server's history once, with its original time and offline decision.
+        let history = try gate.http.get("/api/visitor-scanner/scan-history?limit=500", token: owner).json
+        let scans = (history?["items"] as? [[String: Any]]) ?? []
+        let expected: [(text: String, decision: String)] = [(texts.valid, "CHECKED_IN"), (forgery, "INVALID"),
+                                                            (texts.cancelled, "CHECKED_IN"), (texts.signed, "CHECKED_IN")]
+        for (text, decision) in expected {
+            let matching = scans.filter { $0["raw"] as? String == text }
+            #expect(matching.count == 1, "\(text.prefix(16))")
+            #expect(matching.first?["offline"] as? Bool == true)
+            #expect(matching.first?["offlineDecision"] as? String == decision)
+            #expect(matching.first?["scannedAt"] as? String == scannedAt[text].map { Timestamp($0).description })
+        }
+        // The visitor the kiosk let in is inside on the server too (the evacuation roll shows them).
+        let cora = try gate.http.get("/api/visitors/\(cancelled.id)", token: owner).json
+        #expect(cora?["status"] as? String == "CHECKED_IN")
+    }
+
+    @Test func aPassNeedingApprovalScannedOfflineIsAskedForWhenTheServerIsBack() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let owner = try gate.token("owner@demo.gatepass")
+        let needsApproval = try gate.visitor(owner, ["name": "Abby Approval", "requiresApproval": true])
+        let kiosk = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600))
+        try kiosk.start()
+        defer { kiosk.stop() }
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.passes ?? 0 > 0 })
+        gate.stopServer()
+        try kiosk.scan(ImageFileSource(directory: try gate.folder("approval", ["GP1:\(needsApproval.shortId)"])))
+        #expect(gate.waitForLine("APPROVAL NEEDED offline (cache "))
+        try gate.startServer()
+        // The replay answers APPROVAL_REQUIRED: the kiosk, online again, asks for the approval.
+        #expect(gate.waitForLine("APPROVAL REQUESTED  Abby Approval (\(needsApproval.shortId)) — waiting for an approver"))
+        let visitor = try gate.http.get("/api/visitors/\(needsApproval.id)", token: owner).json
+        #expect(visitor?["status"] as? String == "AWAITING_APPROVAL")
+        // The decision comes on the event stream: once it is live again (a stream that had seen
+        // no event resumes at "now").
+        #expect(gate.terminal.wait { gate.terminal.stderr.components(separatedBy: "event stream: live").count > 2 })
+        let approver = try gate.token("approver@demo.gatepass")
+        _ = try gate.http.send("POST", "/api/approver/visitors/\(needsApproval.id)/approve", token: approver, json: [String: Any]())
+        #expect(gate.waitForLine("ADMITTED  Abby Approval (\(needsApproval.shortId)) — welcome"))
+    }
+
+    @Test func theEvacuationRollIsReadFromTheCacheWithTheServerDown() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let none = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "kiosk", "roll"], terminal: none, environment: gate.environment) == 1)
+        #expect(none.stderr.contains("no pass cache yet"))
+        let owner = try gate.token("owner@demo.gatepass")
+        let inside = try gate.visitor(owner, ["name": "Rita Roll", "company": "Acme"])
+        let reader = try gate.core()
+        _ = try reader.ensureScannerToken(now: Date())
+        guard case .applied = try reader.checkIn(code: inside.shortId, confirmApprovalRequest: false) else {
+            Issue.record("the check-in was not applied"); return
+        }
+        try reader.syncPassCache(timeZone: .current)
+        gate.stopServer()
+
+        let terminal = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "kiosk", "roll"], terminal: terminal, environment: gate.environment) == 0)
+        let lines = terminal.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("\(lines.count - 1) on site (cache ") == true)
+        let rita = try #require(lines.first { $0.hasPrefix(inside.shortId) })
+        #expect(rita.contains("Rita Roll") && rita.contains("(Acme) — in since "))
+        let json = RecordingTerminal()
+        #expect(GatePassCLI.main(["gatepass", "kiosk", "roll", "--json"], terminal: json, environment: gate.environment) == 0)
+        let roll = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let visitors = try #require(roll["visitors"] as? [[String: Any]])
+        #expect(visitors.contains { $0["shortId"] as? String == inside.shortId && $0["status"] as? String == "CHECKED_IN" })
+        #expect(roll["syncedAt"] is String)
+    }
+
+    /// The policies that judge less: `cached-only` admits a cached pass but not one known only by
+    /// its signature; `deny` admits nothing.
+    @Test(arguments: [OfflinePolicy.cachedOnly, .deny])
+    func aStricterPolicyJudgesLess(policy: OfflinePolicy) throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let owner = try gate.token("owner@demo.gatepass")
+        let cached = try gate.visitor(owner, ["name": "Carl Cached"])
+        let kiosk = try runner(gate, options: .init(cooldown: 3, offlinePolicy: policy, cacheInterval: 3600))
+        try kiosk.start()
+        defer { kiosk.stop() }
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.keys ?? 0 > 0 })
+        let signedOnly = try gate.visitor(owner, ["name": "Sam Signed"])
+        let texts = (cached: try passText(gate, visitorId: cached.id), signed: try passText(gate, visitorId: signedOnly.id))
+        gate.stopServer()
+        try kiosk.scan(ImageFileSource(directory: try gate.folder("strict", [texts.cached, nil, texts.signed])))
+        let refusal = "the server does not answer and this pass cannot be checked here"
+        if policy == .cachedOnly {
+            #expect(gate.waitForLine("ADMITTED offline (cache "))
+            #expect(gate.waitForLine("Carl Cached (\(cached.shortId)) — welcome"))
+        } else {
+            #expect(gate.waitForLine("\(texts.cached) — \(refusal)"))
+        }
+        #expect(gate.waitForLine("DENIED offline (cache "))
+        #expect(gate.waitForLine("\(texts.signed) — \(refusal)"))
+        #expect(!gate.terminal.stdout.contains("ADMITTED offline") || policy == .cachedOnly)
+    }
+
+    /// A clock `offset` seconds away from the real one.
+    struct SkewedClock: WallClock {
+        var offset: TimeInterval
+        func now() -> Date { Date().addingTimeInterval(offset) }
+    }
+
+    @Test func aKioskWhoseClockIsOffSaysSo() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let kiosk = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600), clock: SkewedClock(offset: 300))
+        try kiosk.start()
+        defer { kiosk.stop() }
+        #expect(kiosk.cacheSyncs.wait { kiosk.clockProblem != nil })
+        #expect(kiosk.clockProblem?.hasPrefix("this kiosk's clock is 5 min ahead of the server's") == true)
+        #expect(gate.terminal.wait { gate.terminal.stderr.contains("this kiosk's clock is 5 min ahead of the server's") })
+    }
+
+    @Test func aKioskWhoseClockAgreesSaysNothing() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let kiosk = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600))
+        try kiosk.start()
+        defer { kiosk.stop() }
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.clockOffset != nil })
+        #expect(kiosk.clockProblem == nil)
+        #expect(!gate.terminal.stderr.contains("clock is"))
+    }
+}
