@@ -183,11 +183,7 @@ func runKioskOfflineScenario(_ options: Options) throws -> KioskOfflineReport {
         decisionTimes.append(Double(monotonicNanoseconds() - start) / 1e6)
         results[decision.result.rawValue, default: 0] += 1
         // Queued as the kiosk queues an offline scan: replayed later with its decision.
-        _ = try core.store.enqueue(kind: "checkin", method: Endpoint.scannerCheckIn.method.rawValue,
-                                   url: base + Endpoint.scannerCheckIn.path(),
-                                   body: CanonicalJSON.string(CheckInBody(shortId: text, confirmApprovalRequest: false,
-                                                                          offlineDecision: decision.result)),
-                                   credential: .scanner, scannedAt: scannedAt[index], now: Date())
+        try core.queueOfflineCheckIn(code: text, decision: decision.result, scannedAt: scannedAt[index])
     }
     guard results[ScanResult.checkedIn.rawValue] == firsts, results[ScanResult.alreadyCheckedIn.rawValue] == repeats else {
         throw BenchFailure("offline decisions were \(results), not \(firsts) CHECKED_IN and \(repeats) ALREADY_CHECKED_IN")
