@@ -62,6 +62,15 @@ extension ClientCore {
         try store.setDrainPaused(message)
     }
 
+    /// The visitor whose pass has this short id, as the gate's scanner token sees it (lookup);
+    /// nil when no pass has it.
+    public func scannerLookup(shortId: ShortID) throws(ClientError) -> Visitor? {
+        let (server, scanner) = try scannerCredential()
+        guard let scanner else { throw .local("this device has no scanner token") }
+        return try api(server).lookup(scannerToken: scanner.scannerToken, query: shortId.rawValue).items
+            .first { $0.shortId == shortId }
+    }
+
     /// Why the scanner token was revoked, if it was (the kiosk shows it and waits).
     public func scannerRevocation() throws(ClientError) -> String? { try store.scannerRevocation() }
 

@@ -105,6 +105,10 @@ extension ClientCore {
         let response = try api.send(.scannerExpected, query: [("since", since)], token: token)
         let received = clock.now()
         let page = try APIClient.decode(ExpectedPasses.self, from: response.body)
+        // The cursor is stored and sent back: an opaque token of printable ASCII, not whatever came.
+        guard (1...255).contains(page.cursor.utf8.count), page.cursor.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .decoding("cursor: not a cursor (1 to 255 printable ASCII characters)")
+        }
         return (page, ServerClock.offset(dateHeader: response.headers["date"], sent: sent, received: received))
     }
 
@@ -129,6 +133,9 @@ extension ClientCore {
     }
 
     public func passCacheStatus() throws(ClientError) -> PassCacheStatus? { try store.passCacheStatus() }
+
+    /// When the pass cache was last brought up to date (its age is measured from it).
+    public func passCacheSyncedAt() throws(ClientError) -> Date? { try store.passCacheSyncedAt() }
 
     /// The evacuation roll as last synced (for when the server does not answer).
     public func cachedOnSite() throws(ClientError) -> [Visitor] { try store.cachedOnSite() }

@@ -73,6 +73,14 @@ extension ClientDatabase {
         }
     }
 
+    /// When `/expected` last answered; nil before the first load. One row read: it is on the
+    /// path of every offline decision (the line shows the cache's age).
+    public func passCacheSyncedAt() throws(ClientError) -> Date? {
+        try withConnection { connection in
+            try connection.queryFirst("SELECT last_sync_at FROM pass_cache_state", []) { Date(millisecondsSince1970: try $0.int64(0)) }
+        }
+    }
+
     /// What an offline decision needs, narrowed to one short id (nil: the whole cache): the
     /// decision only ever looks at the scanned pass, and a gate must not decode 10,000 passes
     /// per scan.

@@ -19,35 +19,51 @@ struct KioskCommand: GatePassCommand {
     }
     static let offlineAfter = Option<Int>("--offline-after-ms", value: "MS", in: 100...60_000,
                                           help: "Decide offline when the server has not answered a scan within this many milliseconds (default 1500).")
+    static let config = Option<String>("--config", value: "FILE",
+                                       help: "A JSON configuration file (see Config/kiosk.json: cooldown, offlinePolicy, offlineAfterMs); flags override it.")
     static let configuration = CommandConfiguration(
         name: "gatepass kiosk",
         overview: "Run the unattended gate: read passes from a camera (or images, a folder, a Y4M recording), check each new one in, and print one decision line per pass. Runs until SIGTERM or Ctrl-C; losing the camera or the server never ends it.",
-        usage: "gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--offline-policy deny|cached-only|signed] [--offline-after-ms MS] [--json]",
+        usage: "gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--config FILE] [--cooldown S] [--offline-policy deny|cached-only|signed] [--offline-after-ms MS] [--json]",
         options: [server] + FrameSourceOptions.all
-            + [cooldown, offlinePolicy, offlineAfter, OutputOptions.flag("Print one JSON object per decision instead of the line.")],
+            + [config, cooldown, offlinePolicy, offlineAfter, OutputOptions.flag("Print one JSON object per decision instead of the line.")],
         subcommands: [("enrol", "Enrol this device as a gate's kiosk with a one-time code (then no login is needed)."),
                       ("enrol-code", "Make a one-time enrolment code for a kiosk (OWNER/ADMIN)."),
                       ("roll", "Print the evacuation roll from this kiosk's pass cache (works offline).")],
         discussion: "An enrolled kiosk (gatepass kiosk enrol CODE --server URL) runs with its own credential, bound to the gate; otherwise the kiosk runs as the logged-in user. A kiosk whose token an admin revokes, or whose checkpoint is retired, says so, stops using the network and waits for a new enrolment. The kiosk keeps today's passes, the pass keys and the on-site list in its state file (refreshed every 30 s); when the server does not answer a scan in time it decides by itself as --offline-policy allows, says \"offline\" and the cache's age on the decision line, and sends the scan with its decision when the server is back.")
 
     var server: String?
-    var cooldown: Double
-    var policy: OfflinePolicy
-    var offlineAfterMilliseconds: Int
+    var configFile: String?
+    /// What the flags set; the rest comes from `--config` or the defaults (`settings(_:)`).
+    var cooldownFlag: Double?
+    var policyFlag: OfflinePolicy?
+    var offlineAfterFlag: Int?
     var asJSON: Bool
     var sourceChoice: FrameSourceOptions.Choice
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
         server = try arguments.value(Self.server)
-        cooldown = try arguments.value(Self.cooldown) ?? 3
-        policy = try arguments.value(Self.offlinePolicy) ?? .signed
-        offlineAfterMilliseconds = try arguments.value(Self.offlineAfter) ?? KioskRunner.defaultOfflineAfterMilliseconds
+        configFile = try arguments.value(Self.config)
+        cooldownFlag = try arguments.value(Self.cooldown)
+        policyFlag = try arguments.value(Self.offlinePolicy)
+        offlineAfterFlag = try arguments.value(Self.offlineAfter)
         asJSON = arguments.has(OutputOptions.json)
         sourceChoice = try FrameSourceOptions.requiredChoice(arguments)
     }
 
+    /// The settings the kiosk runs with: each flag, else the file's value, else the default.
+    func settings() throws -> KioskConfiguration {
+        var settings = try configFile.map(KioskConfiguration.load(path:)) ?? KioskConfiguration()
+        if let cooldownFlag { settings.cooldown = cooldownFlag }
+        if let policyFlag { settings.offlinePolicy = policyFlag }
+        if let offlineAfterFlag { settings.offlineAfterMs = offlineAfterFlag }
+        return settings
+    }
+
     func run(_ context: CommandContext) throws -> Int32 {
         let (terminal, environment, clock) = (context.terminal, context.environment, context.clock)
+        let settings = try settings()
+        let (cooldown, policy, offlineAfterMilliseconds) = (settings.cooldown, settings.offlinePolicy, settings.offlineAfterMs)
         let core: ClientCore
         do {
             core = try context.core(platform: "kiosk")

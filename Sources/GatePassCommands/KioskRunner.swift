@@ -115,9 +115,8 @@ public final class KioskRunner: @unchecked Sendable {
     }
 
     private func startNetwork() throws(ClientError) {
-        let passCache = PassCacheService(core: core, timeZone: options.siteTimeZone, interval: options.cacheInterval) { [weak self] result in
-            self?.cacheSynced(result)
-        }
+        let passCache = PassCacheService(core: core, timeZone: options.siteTimeZone, interval: options.cacheInterval,
+                                         onSync: { [weak self] result in self?.cacheSynced(result) })
         lock.withLock { self.passCache = passCache }
         passCache.start()
         let outbox = OutboxService(core: core) { [weak self] report, online in
@@ -135,7 +134,9 @@ public final class KioskRunner: @unchecked Sendable {
         let events = try core.eventConsumer(credential: .scanner, onStatus: { [weak self] status in
             guard let self else { return }
             switch status {
-            case .connected: log("event stream: live")
+            case .connected:
+                log("event stream: live")
+                checkIns.async { [self] in catchUpDecisions() }
             case .waiting(let retryIn, let error):
                 log("event stream: offline (\(ClientCommands.sentence(for: error))); retrying in \(Int(retryIn.rounded(.up))) s")
             case .stopped(let reason?):
@@ -263,7 +264,7 @@ public final class KioskRunner: @unchecked Sendable {
         } else {
             try core.queueOfflineCheckIn(code: code, decision: decision.result, scannedAt: scannedAt)
         }
-        let age = try core.passCacheStatus()?.age(at: clock.now())
+        let age = try core.passCacheSyncedAt().map { clock.now().timeIntervalSince($0) }
         return GateDecision.offline(decision, code: code, cacheAge: age)
     }
 
@@ -295,7 +296,8 @@ public final class KioskRunner: @unchecked Sendable {
             terminal.err(visible: "offline scan of \(answer.visitor.shortId.rawValue) delivered: decided \(offlineDecision.rawValue) offline, "
                          + "the server recorded \(answer.result.rawValue)")
         }
-        if answer.result == .approvalRequired {
+        // Asked for only where the gate refused: a visitor admitted offline is inside already.
+        if answer.result == .approvalRequired, offlineDecision != .checkedIn {
             checkIns.async { [self] in
                 if let requested = checkIn(code, confirmApprovalRequest: true) { record(requested) }
             }
@@ -405,13 +407,31 @@ public final class KioskRunner: @unchecked Sendable {
 
     private func handle(_ event: ServerEvent) {
         guard event.kind == .visitorDecided, case .visitor(let data)? = try? event.payload() else { return }
-        guard let code = lock.withLock({ awaitingDecision.removeValue(forKey: data.visitor.id) }) else { return }
-        checkIns.async { [self] in
-            if data.visitor.status == .approved, let admitted = checkIn(code, confirmApprovalRequest: false) {
-                show(admitted)
-            } else {
-                show(.decided(data.visitor, code: code))
-            }
+        checkIns.async { [self] in decided(data.visitor) }
+    }
+
+    /// An approver decided on a pass this gate asked about: admit it, or say what was decided.
+    /// Runs on the check-in queue; a visitor no longer awaited (decided already) is ignored.
+    private func decided(_ visitor: Visitor) {
+        guard let code = lock.withLock({ awaitingDecision.removeValue(forKey: visitor.id) }) else { return }
+        if visitor.status == .approved, let admitted = checkIn(code, confirmApprovalRequest: false) {
+            show(admitted)
+        } else {
+            show(.decided(visitor, code: code))
+        }
+    }
+
+    /// A stream that connects without having seen an event starts at "now" (api.md), so a
+    /// decision made while it was away — an approval requested by a replay just after the
+    /// network came back — would never arrive: each pass still awaited is looked up once.
+    private func catchUpDecisions() {
+        let waiting = lock.withLock { awaitingDecision }
+        for (visitorId, code) in waiting {
+            guard let shortId = try? QRPayload.reference(from: code).shortId,
+                  let visitor = try? core.scannerLookup(shortId: shortId), visitor.id == visitorId,
+                  [.approved, .rejected, .cancelled].contains(visitor.status)
+            else { continue }
+            decided(visitor)
         }
     }
 

@@ -7,7 +7,7 @@ import GatePassCore
 
 
 extension ClientCoreServices: ScanServices {
-    public func passCacheSyncedAt() -> Date? { (try? core.passCacheStatus())??.lastSyncAt }
+    public func passCacheSyncedAt() -> Date? { (try? core.passCacheSyncedAt()) ?? nil }
 
     public func stats() throws(ConsoleError) -> ConsoleRead<ScanStats> {
         do {

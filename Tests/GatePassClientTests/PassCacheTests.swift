@@ -87,6 +87,7 @@ import Testing
         let status = try #require(try reopened.passCacheStatus())
         #expect(status.passes == 1)
         #expect(status.lastSyncAt == Date(millisecondsSince1970: syncedAt.millisecondsSince1970))
+        #expect(try reopened.passCacheSyncedAt() == status.lastSyncAt)
         #expect(status.age(at: syncedAt.addingTimeInterval(180)) >= 179)
         #expect(try reopened.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .cachedOnly).result == .checkedIn)
         // The server is down: a sync fails and leaves the cache as it was.
@@ -131,6 +132,112 @@ import Testing
         #expect(synced.wait(timeout: .now() + 30) == .success)
         #expect(reports.withLock { $0.map(\.fullLoad) } == [true, false])
         #expect(try core.store.passCacheSnapshot().visitors[ShortID(later.shortId)!] != nil)
+    }
+
+    @Test func aBlockAndItsEndArriveByDeltaFromTheServer() throws {
+        let (world, admin, core) = try Self.kiosk()
+        let pass = try world.createVisitor(admin, name: "Boris Blocked")
+        let other = try world.createVisitor(admin, name: "Olga Other")
+        try core.syncPassCache(timeZone: Self.zone)
+        let http = LoopbackHTTPClient(port: world.port)
+        let entry = try http.send("POST", "/api/blocklist", token: admin, json: ["name": "Boris Blocked", "reason": "test"])
+        #expect(entry.status == 201)
+        // A cancellation is revoked too.
+        #expect(try http.send("POST", "/api/visitors/\(other.id)/cancel", token: admin, json: [:]).status == 200)
+        let delta = try core.syncPassCache(timeZone: Self.zone)
+        #expect(!delta.fullLoad && delta.revocations >= 2)
+        var snapshot = try core.store.passCacheSnapshot()
+        #expect(snapshot.revoked.isSuperset(of: [ShortID(pass.shortId)!, ShortID(other.shortId)!]))
+        #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .signed).result == .blocked)
+        #expect(try core.decideOffline(code: other.shortId, scannedAt: Date(), policy: .signed).result == .cancelled)
+
+        // The entry removed: the pass comes back in items and is no longer revoked.
+        let entryId = try #require(entry.json?["id"] as? String)
+        #expect(try http.send("DELETE", "/api/blocklist/\(entryId)", headers: ["Authorization": "Bearer \(admin)"]).status == 204)
+        try core.syncPassCache(timeZone: Self.zone)
+        snapshot = try core.store.passCacheSnapshot()
+        #expect(!snapshot.revoked.contains(ShortID(pass.shortId)!))
+        #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .signed).result == .checkedIn)
+    }
+
+    @Test func theThirtySecondsAreMeasuredOnTheInjectedClock() throws {
+        let (world, admin, core) = try Self.kiosk()
+        let clock = OutboxServiceTests.ManualClock()
+        let synced = DispatchSemaphore(value: 0), waiting = DispatchSemaphore(value: 0)
+        let service = PassCacheService(core: core, timeZone: Self.zone, clock: clock,
+                                       onSync: { _ in synced.signal() }, onWait: { _ in waiting.signal() })
+        service.start()
+        defer { service.stop() }
+        #expect(synced.wait(timeout: .now() + 30) == .success, "the sync at start")
+        #expect(waiting.wait(timeout: .now() + 30) == .success, "then the wait for the interval")
+        let later = try world.createVisitor(admin, name: "Later Visitor")
+        // 30 s on the injected clock: the delta comes now, not after 30 s of real time.
+        clock.advance(by: 30)
+        service.clockDidAdvance()
+        #expect(synced.wait(timeout: .now() + 30) == .success, "the delta after the interval")
+        #expect(try core.store.passCacheSnapshot().visitors[ShortID(later.shortId)!] != nil)
+    }
+
+    // MARK: - A hostile server
+
+    /// Answers `/expected` with whatever the test gives it (the keys and the roll empty).
+    final class ScriptedServer: HTTPTransport, @unchecked Sendable {
+        let expected: Locked<[UInt8]>
+        init(_ body: String) { expected = Locked(Array(body.utf8)) }
+        func perform(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+            let body: [UInt8] = if request.url.contains("/expected") { expected.withLock { $0 } }
+                else if request.url.contains("/pass-keys") { Array(#"{"keys":[]}"#.utf8) }
+                else { Array(#"{"items":[],"nextCursor":null}"#.utf8) }
+            return HTTPResponse(status: 200, headers: ["date": "Tue, 01 Dec 2026 12:00:00 GMT"], body: body)
+        }
+        func separateHandle() -> any HTTPTransport { self }
+    }
+
+    @Test func answersTheCacheCannotTrustLeaveItAsItWas() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-hostile-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let server = ScriptedServer(#"{"items":[],"cursor":"1","revoked":[]}"#)
+        let core = try ClientCore(directory: StateDirectory(path: path), transport: server, platform: "kiosk")
+        try core.store.saveKioskEnrolment(KioskEnrolment(
+            server: "http://gate.invalid", scanner: ScannerTokenAnswer(scannerToken: "t", checkpoint: CheckpointSummary(id: "g", name: "Gate"),
+                                                                        expiresAt: Timestamp(Date().addingTimeInterval(3600))),
+            enrolledAt: Timestamp(Date())))
+        try core.syncPassCache(timeZone: Self.zone)
+        let before = try #require(try core.passCacheStatus())
+        let visitor = String(decoding: CanonicalJSON.encode(Self.visitor("AAAAAAAA")), as: UTF8.self)
+        let hostile = [
+            "", "not json", "[]", #"{"items":[]}"#, #"{"items":[],"cursor":"2"}"#,
+            #"{"items":[],"cursor":"","revoked":[]}"#,
+            #"{"items":[],"cursor":"\#(String(repeating: "9", count: 300))","revoked":[]}"#,
+            #"{"items":[],"cursor":"a b","revoked":[]}"#,
+            #"{"items":[],"cursor":"2","revoked":["not-a-short-id"]}"#,
+            #"{"items":[],"cursor":"2","revoked":["aaaaaaaa"]}"#,
+            #"{"items":[{"shortId":"AAAAAAAA"}],"cursor":"2","revoked":[]}"#,
+            #"{"items":[\#(visitor.replacingOccurrences(of: "\"EXPECTED\"", with: "\"INSIDE\""))],"cursor":"2","revoked":[]}"#,
+        ]
+        for body in hostile {
+            server.expected.withLock { $0 = Array(body.utf8) }
+            #expect(throws: ClientError.self, "\(body.prefix(60))") { try core.syncPassCache(timeZone: Self.zone) }
+            let after = try #require(try core.passCacheStatus())
+            #expect(after.cursor == before.cursor && after.passes == 0 && after.revoked == 0, "\(body.prefix(60))")
+        }
+        // The Date header gave an offset: this test's fixed date is far from now, so the kiosk would warn.
+        #expect(ServerClock.warning(offset: before.clockOffset) != nil)
+    }
+
+    @Test func theDateHeaderIsReadStrictly() {
+        #expect(ServerClock.parse("Tue, 01 Dec 2026 12:00:00 GMT") == Date(timeIntervalSince1970: 1_796_126_400))
+        for text in ["", "Tue, 01 Dec 2026 12:00:00 UTC", "Tue, 1 Dec 2026 12:00:00 GMT", "2026-12-01T12:00:00Z",
+                     "Tue, 01 Dec 2026 25:00:00 GMT", String(repeating: "x", count: 29)] {
+            #expect(ServerClock.parse(text) == nil, "\(text)")
+        }
+        let sent = Date(timeIntervalSince1970: 1_796_126_400.2)
+        #expect(ServerClock.offset(dateHeader: "Tue, 01 Dec 2026 12:00:00 GMT", sent: sent, received: sent.addingTimeInterval(0.6))
+                .map { abs($0) < 0.01 } == true, "the midpoint minus the header's half second")
+        #expect(ServerClock.offset(dateHeader: nil, sent: sent, received: sent) == nil)
+        #expect(ServerClock.warning(offset: 119) == nil)
+        #expect(ServerClock.warning(offset: -121)?.contains("2 min behind the server's") == true)
+        #expect(ServerClock.warning(offset: 600)?.contains("10 min ahead of the server's") == true)
     }
 
     // MARK: - Revocations and strict reading (the store, with pages as api.md shapes them)

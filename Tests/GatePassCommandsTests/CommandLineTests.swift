@@ -334,6 +334,54 @@ func temporaryPath(_ name: String) -> String {
         #expect(loaded == ServerConfiguration())
     }
 
+    /// Config/kiosk.json documents the kiosk's defaults the same way.
+    @Test func shippedKioskConfigurationEqualsTheDefaults() throws {
+        let loaded = try KioskConfiguration.load(path: Self.root.appendingPathComponent("Config/kiosk.json").path)
+        #expect(loaded == KioskConfiguration())
+        #expect(loaded.offlinePolicy == .signed && loaded.offlineAfterMs == 1500 && loaded.cooldown == 3)
+    }
+
+    func kiosk(_ arguments: [String]) throws -> KioskCommand {
+        guard case .parsed(let parsed) = try CommandParser.parse(arguments + ["--image", "pass.png"], for: KioskCommand.configuration)
+        else { throw TestFailureText("not parsed") }
+        return try KioskCommand(parsing: parsed)
+    }
+
+    @Test func theKioskReadsItsPolicyFromTheFileAndFlagsOverrideIt() throws {
+        let path = temporaryPath("kiosk.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(#"{"offlinePolicy": "deny", "offlineAfterMs": 800}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let fromFile = try kiosk(["--config", path]).settings()
+        #expect(fromFile.offlinePolicy == .deny && fromFile.offlineAfterMs == 800 && fromFile.cooldown == 3)
+        let overridden = try kiosk(["--config", path, "--offline-policy", "cached-only", "--cooldown", "5"]).settings()
+        #expect(overridden.offlinePolicy == .cachedOnly && overridden.offlineAfterMs == 800 && overridden.cooldown == 5)
+        #expect(try kiosk([]).settings() == KioskConfiguration())
+    }
+
+    @Test(arguments: [
+        (#"{"offlinePolicy": "allow-all"}"#, "offlinePolicy"),
+        (#"{"offlinepolicy": "deny"}"#, "unknown key offlinepolicy"),
+        (#"{"offlineAfterMs": 50}"#, "offlineAfterMs must be 100 to 60000"),
+        (#"{"offlineAfterMs": "1500"}"#, "offlineAfterMs has the wrong type"),
+        (#"{"cooldown": -1}"#, "cooldown must be 0 to 3600"),
+        ("[1]", "the file has the wrong type"),
+        ("{not json", "is not a kiosk configuration"),
+        (#"{"offlinePolicy": "deny\u001b[2J"}"#, "offlinePolicy"),
+    ])
+    func aKioskConfigurationThatIsNotUnderstoodIsRefusedNamingWhy(text: String, message: String) throws {
+        let path = temporaryPath("kiosk.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try KioskConfiguration.load(path: path)
+            Issue.record("\(text) was accepted")
+        } catch {
+            #expect("\(error)".contains(message), "\(error)")
+            #expect(!"\(error)".contains("\u{1B}"))
+        }
+        #expect(throws: (any Error).self) { try KioskConfiguration.load(path: path + "-missing") }
+    }
+
     @Test(arguments: [
         ("{\"port\": 70000}", "port must be between 0 and 65535"),
         ("{\"port\": \"80\"}", "port must be an integer"),

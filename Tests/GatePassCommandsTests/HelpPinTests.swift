@@ -398,7 +398,7 @@ import Testing
         (["kiosk"], #"""
             OVERVIEW: Run the unattended gate: read passes from a camera (or images, a folder, a Y4M recording), check each new one in, and print one decision line per pass. Runs until SIGTERM or Ctrl-C; losing the camera or the server never ends it.
 
-            USAGE: gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--cooldown S] [--offline-policy deny|cached-only|signed] [--offline-after-ms MS] [--json]
+            USAGE: gatepass kiosk [--server URL] (--device DEV [--size WxH] [--fps N] | --image FILE… | --dir DIR | --video FILE.y4m) [--config FILE] [--cooldown S] [--offline-policy deny|cached-only|signed] [--offline-after-ms MS] [--json]
 
             OPTIONS:
               --server URL             The server the kiosk is logged in to or enrolled on (checked against it; default: that one).
@@ -408,6 +408,7 @@ import Testing
               --video FILE.y4m         A YUV4MPEG2 recording of a camera, read once; only the luma plane is used.
               --size WxH               With --device: the frame size to ask for, from 16x16 to 4096x4096 (default 640x480); the driver may pick the nearest it has.
               --fps N                  With --device: the frame rate to ask for, from 1 to 120 (default 30).
+              --config FILE            A JSON configuration file (see Config/kiosk.json: cooldown, offlinePolicy, offlineAfterMs); flags override it.
               --cooldown S             A pass counts again only after this many seconds out of view (default 3).
               --offline-policy POLICY  What the kiosk decides by itself while the server does not answer: deny (nothing), cached-only (passes in its cache, by the server's rules), signed (those, and signed GP2 passes by their signature; default).
               --offline-after-ms MS    Decide offline when the server has not answered a scan within this many milliseconds (default 1500).

@@ -114,9 +114,8 @@ extension KioskTests {
         #expect(gate.waitForLine("APPROVAL REQUESTED  Abby Approval (\(needsApproval.shortId)) — waiting for an approver"))
         let visitor = try gate.http.get("/api/visitors/\(needsApproval.id)", token: owner).json
         #expect(visitor?["status"] as? String == "AWAITING_APPROVAL")
-        // The decision comes on the event stream: once it is live again (a stream that had seen
-        // no event resumes at "now").
-        #expect(gate.terminal.wait { gate.terminal.stderr.components(separatedBy: "event stream: live").count > 2 })
+        // Decided at once, whether or not the event stream is live again: a stream that had
+        // seen no event resumes at "now", so the kiosk looks the awaited pass up when it connects.
         let approver = try gate.token("approver@demo.gatepass")
         _ = try gate.http.send("POST", "/api/approver/visitors/\(needsApproval.id)/approve", token: approver, json: [String: Any]())
         #expect(gate.waitForLine("ADMITTED  Abby Approval (\(needsApproval.shortId)) — welcome"))
