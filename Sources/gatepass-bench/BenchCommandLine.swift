@@ -160,7 +160,8 @@ enum BenchCommandLine {
     --rounds R rounds (default 5): for each frame with a code, QRDecoder's decode + the offline
     decision of what it read, against zbar called directly on the same frame (alternating which
     goes first). (d) the queued scans replayed by one drain of the kiosk's outbox (--lanes L in flight), against the
-    same pattern of check-ins (the N other passes) sent one by one online with their GP2 texts;
+    same pattern of check-ins (the N other passes) sent one by one online with their GP2 texts
+    (half before the replay, half after, so both meet the database at the same sizes);
     then the server's scan history is read: duplicates and scans of a pass out of order.
     Goals: (a) p95 < 5 ms; (b) p95 of (frame -> decision - zbar's decode of the same frame) under
     one frame interval (33.3 ms); (d) replay >= 1.5 x the one-by-one online rate, 0 duplicates,

@@ -51,6 +51,9 @@ struct KioskOfflineReport: Codable, Sendable {
     var onlineCheckIns: Int
     var onlineSeconds: Double
     var onlinePerSecond: Double
+    /// CPU of the whole process (server and client) per check-in, in each phase.
+    var onlineCPUMillisecondsPerCheckIn: Double
+    var replayCPUMillisecondsPerCheckIn: Double
     var replayRatio: Double
     var replayLanes: Int
     var remainingInOutbox: Int
@@ -180,11 +183,7 @@ func runKioskOfflineScenario(_ options: Options) throws -> KioskOfflineReport {
         decisionTimes.append(Double(monotonicNanoseconds() - start) / 1e6)
         results[decision.result.rawValue, default: 0] += 1
         // Queued as the kiosk queues an offline scan: replayed later with its decision.
-        _ = try core.store.enqueue(kind: "checkin", method: Endpoint.scannerCheckIn.method.rawValue,
-                                   url: base + Endpoint.scannerCheckIn.path(),
-                                   body: CanonicalJSON.string(CheckInBody(shortId: text, confirmApprovalRequest: false,
-                                                                          offlineDecision: decision.result)),
-                                   credential: .scanner, scannedAt: scannedAt[index], now: Date())
+        try core.queueOfflineCheckIn(code: text, decision: decision.result, scannedAt: scannedAt[index])
     }
     guard results[ScanResult.checkedIn.rawValue] == firsts, results[ScanResult.alreadyCheckedIn.rawValue] == repeats else {
         throw BenchFailure("offline decisions were \(results), not \(firsts) CHECKED_IN and \(repeats) ALREADY_CHECKED_IN")
@@ -210,24 +209,31 @@ func runKioskOfflineScenario(_ options: Options) throws -> KioskOfflineReport {
     // (b) Frames showing passes of the cache (the new ones), decoded and decided.
     let frameFigures = try measureFrameToDecision(core: core, passes: others, key: key, options: options)
 
-    // (d) The same pattern of check-ins on the other passes, one by one online, then the replay.
+    // (d) The same pattern of check-ins on the other passes, one by one online: half before
+    // the replay and half after, so the anchor meets the database at the sizes the replay does.
     let online: [Visitor] = Array(others.prefix(firsts)) + (0..<repeats).map { others[$0 * firsts / max(repeats, 1)] }
     let onlineTexts = try online.map(key.text(for:))
     let scanner = try scannerToken(loginToken: token, port: port)
     let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
-    progress("\(onlineTexts.count) check-ins one by one online")
-    start = monotonicNanoseconds()
-    for text in onlineTexts {
-        let answer = try http.send("POST", Endpoint.scannerCheckIn.path(), token: scanner, json: ["shortId": text])
-        guard answer.status == 200 else { throw BenchFailure("an online check-in answered \(answer.status): \(answer.text)") }
+    var onlineSeconds = 0.0, onlineCPUSeconds = 0.0
+    func sendOnline(_ texts: ArraySlice<String>) throws {
+        progress("\(texts.count) check-ins one by one online")
+        let cpu = processCPUSeconds()
+        let start = monotonicNanoseconds()
+        for text in texts {
+            let answer = try http.send("POST", Endpoint.scannerCheckIn.path(), token: scanner, json: ["shortId": text])
+            guard answer.status == 200 else { throw BenchFailure("an online check-in answered \(answer.status): \(answer.text)") }
+        }
+        onlineSeconds += Double(monotonicNanoseconds() - start) / 1e9
+        onlineCPUSeconds += processCPUSeconds() - cpu
     }
-    let onlineSeconds = Double(monotonicNanoseconds() - start) / 1e9
-    http.disconnect()
+    try sendOnline(onlineTexts.prefix(onlineTexts.count / 2))
 
     progress("replaying \(count) offline scans over \(options.lanes) lanes")
     // The kiosk's drain, with the lanes asked for (ClientCore's drainer has the default).
     let drainer = OutboxDrainer(store: core.store, transport: CurlSession(options: .init(connectTimeout: .seconds(2))),
                                 clock: SystemWallClock(), directory: state, lanes: options.lanes)
+    let cpu = processCPUSeconds()
     start = monotonicNanoseconds()
     var drained = drainer.drain()
     var applied = drained.applied.count
@@ -244,6 +250,10 @@ func runKioskOfflineScenario(_ options: Options) throws -> KioskOfflineReport {
         countConflicts(drained)
     }
     let replaySeconds = Double(monotonicNanoseconds() - start) / 1e9
+    let replayCPU = (processCPUSeconds() - cpu) * 1000 / Double(max(applied, 1))
+    try sendOnline(onlineTexts.dropFirst(onlineTexts.count / 2))
+    http.disconnect()
+    let onlineCPU = onlineCPUSeconds * 1000 / Double(onlineTexts.count)
     let remaining = try core.store.outboxCount()
 
     // What the server recorded: every offline scan once, and each pass's scans in the order made.
@@ -290,6 +300,7 @@ func runKioskOfflineScenario(_ options: Options) throws -> KioskOfflineReport {
         frameGoalMet: !frameFigures.excess.isEmpty && percentile(frameFigures.excess, 0.95) < 1000.0 / 30,
         replayEntries: count, replaySeconds: replaySeconds, replayPerSecond: replayRate,
         onlineCheckIns: onlineTexts.count, onlineSeconds: onlineSeconds, onlinePerSecond: onlineRate,
+        onlineCPUMillisecondsPerCheckIn: onlineCPU, replayCPUMillisecondsPerCheckIn: replayCPU,
         replayRatio: replayRate / onlineRate, replayLanes: options.lanes,
         remainingInOutbox: remaining, offlineScansOnServer: offlineScans, duplicatesOnServer: duplicates,
         passesOutOfOrder: outOfOrder, conflicts: conflicts,
@@ -392,7 +403,8 @@ func printKioskOfflineReport(_ report: KioskOfflineReport) {
           + " p95 of the difference \(format(report.frameExcessP95Milliseconds, 2)) ms]")
     print("(d) replay: \(report.replayEntries) offline scans in \(format(report.replaySeconds, 2)) s = \(format(report.replayPerSecond, 0))/s over "
           + "\(report.replayLanes) lanes   [anchor: \(report.onlineCheckIns) check-ins one by one online \(format(report.onlinePerSecond, 0))/s;"
-          + " ratio \(format(report.replayRatio, 2))]")
+          + " ratio \(format(report.replayRatio, 2))]; CPU per check-in (server and client) \(format(report.replayCPUMillisecondsPerCheckIn, 2)) ms"
+          + " replayed, \(format(report.onlineCPUMillisecondsPerCheckIn, 2)) ms online")
     print("    server scan history: \(report.offlineScansOnServer) offline scans, duplicates \(report.duplicatesOnServer), passes out of order "
           + "\(report.passesOutOfOrder), conflicts \(report.conflicts); left in outbox \(report.remainingInOutbox)")
     print("goals: (a) p95 < 5 ms: \(report.decisionGoalMet ? "met" : "NOT met"); (b) p95 of frame -> decision minus zbar < 33.3 ms: "
