@@ -28,10 +28,6 @@ import Testing
         var validUntil: Date
         var scannedAt: Date
 
-        /// Whether the block is all that changed the pass after its window ended (blocks come
-        /// after `now`; any other change moves the pass in `/expected` by itself).
-        func endedBeforeItsBlock(_ now: Date) -> Bool { status == .expected && validUntil < now }
-
         var description: String {
             "case \(number): \(status.rawValue)\(requiresApproval ? " needing approval" : "")\(blocked ? " blocked" : ""), window "
                 + "\(window.rawValue) (\(Timestamp(validFrom))–\(Timestamp(validUntil))), scanned \(Timestamp(scannedAt))"
@@ -152,7 +148,8 @@ import Testing
         }
         let delta = try kiosk.syncPassCache(timeZone: zone)
         #expect(!delta.fullLoad, "the changes came by delta")
-        #expect(delta.revocations >= cases.filter { ($0.blocked && !$0.endedBeforeItsBlock(now)) || $0.status == .cancelled }.count)
+        // Every blocked pass of today is revoked, also one whose window already ended.
+        #expect(delta.revocations >= cases.filter { $0.blocked || $0.status == .cancelled }.count)
 
         var compared = 0
         var seen: [String: Int] = [:]
@@ -174,17 +171,7 @@ import Testing
             let answer = try http.send("POST", Endpoint.scannerCheckIn.path(), token: scanner, json: body)
             let online = answer.json?["result"] as? String ?? (answer.json?["error"] as? [String: Any])?["code"] as? String
             let comparison = "seed \(seed), \(item): offline \(offline.result.rawValue) (\(offline.basis.rawValue)), online \(answer.status) \(online ?? answer.text)"
-            if item.blocked && item.endedBeforeItsBlock(now) {
-                // Known server gap: a new blocklist entry moves only the passes whose window has
-                // not ended (BlocklistRoutes.markPassesChanged looks from now on), so a pass of
-                // today that ended earlier never reaches the kiosk as revoked: EXPIRED (or, for
-                // a replay inside its window, CHECKED_IN) offline, BLOCKED online.
-                withKnownIssue("/expected does not revoke a blocked pass whose window already ended") {
-                    #expect(offline.result.rawValue == online, "\(comparison)")
-                }
-            } else {
-                #expect(offline.result.rawValue == online, "\(comparison)")
-            }
+            #expect(offline.result.rawValue == online, "\(comparison)")
             compared += 1
             seen[online ?? "", default: 0] += 1
         }

@@ -48,7 +48,10 @@ extension GatePassApplication {
     /// A new or removed entry changes the passes it matches (api.md "Offline passes"): they
     /// move to the end of `/expected`'s feed, so kiosks learn of the revocation, or of its end.
     private func markPassesChanged(matching entry: BlocklistEntry, _ call: Call, _ tx: any Transaction) throws {
-        let current = ValidityWindow(from: call.now, until: .distantFuture)
+        // From the start of the site's today: `/expected` carries every pass valid today,
+        // also one whose window already ended (a replay of an earlier scan is judged by it).
+        let today = ValidityWindow.day(containing: call.now, in: try site(call.caller.organizationId, tx).timeZone)
+        let current = ValidityWindow(from: today.from, until: .distantFuture)
         let passes = try tx.visitors.changed(organizationId: call.caller.organizationId, after: 0, validDuring: current,
                                              limit: Int.max)
         let matched = passes.map(\.visitor).filter { entry.matches($0, at: call.now) }
