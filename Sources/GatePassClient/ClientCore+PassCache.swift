@@ -59,7 +59,7 @@ extension ClientCore {
                     try store.applyPassCacheDelta(page, at: clock.now(), clockOffset: offset)
                     report.pages += 1; report.items += page.items.count; report.revocations += page.revoked.count
                     report.clockOffset = offset
-                    guard page.items.count >= Self.expectedPageSize, page.cursor != since else { break }
+                    guard page.passCount >= Self.expectedPageSize, page.cursor != since else { break }
                     since = page.cursor
                 }
             } catch {
@@ -77,7 +77,7 @@ extension ClientCore {
                 pages.append(page)
                 report.items += page.items.count; report.revocations += page.revoked.count
                 report.clockOffset = offset
-                guard page.items.count >= Self.expectedPageSize, page.cursor != since else { break }
+                guard page.passCount >= Self.expectedPageSize, page.cursor != since else { break }
                 since = page.cursor
             }
             report.pages = pages.count

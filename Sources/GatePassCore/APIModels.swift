@@ -292,6 +292,14 @@ public struct ExpectedPasses: Codable, Sendable, Equatable {
     public init(items: [Visitor], cursor: String, revoked: [String]) {
         self.items = items; self.cursor = cursor; self.revoked = revoked
     }
+
+    /// How many passes of the feed the page covers: its items, and the blocked passes, which
+    /// are named in `revoked` only (a cancelled one is in both). A page of the route's size
+    /// means more may follow — counting `items` alone would stop early at a blocked pass.
+    public var passCount: Int {
+        let listed = Set(items.map(\.shortId.rawValue))
+        return items.count + Set(revoked).subtracting(listed).count
+    }
 }
 
 /// The error shape of api.md: `{"error": {"code", "message"}}`.

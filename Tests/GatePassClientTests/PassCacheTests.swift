@@ -160,6 +160,21 @@ import Testing
         #expect(try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .signed).result == .checkedIn)
     }
 
+    @Test func aBlockedPassInAFullPageDoesNotEndTheLoadEarly() throws {
+        let (world, admin, core) = try Self.kiosk()
+        // The first page of the feed holds a blocked pass: the server names it in `revoked`
+        // only, so the page has 499 items — and 500 passes, so more follow.
+        let blocked = try world.createVisitor(admin, name: "Boris Blocked")
+        let http = LoopbackHTTPClient(port: world.port)
+        #expect(try http.send("POST", "/api/blocklist", token: admin, json: ["name": "Boris Blocked", "reason": "test"]).status == 201)
+        let others = try (0..<(ClientCore.expectedPageSize + 20)).map { try world.createVisitor(admin, name: "Guest \($0)") }
+        let load = try core.syncPassCache(timeZone: Self.zone)
+        #expect(load.fullLoad && load.pages >= 2, "\(load)")
+        let snapshot = try core.store.passCacheSnapshot()
+        #expect(snapshot.visitors.count == others.count, "every pass arrived")
+        #expect(snapshot.revoked == [ShortID(blocked.shortId)!])
+    }
+
     @Test func theThirtySecondsAreMeasuredOnTheInjectedClock() throws {
         let (world, admin, core) = try Self.kiosk()
         let clock = OutboxServiceTests.ManualClock()
