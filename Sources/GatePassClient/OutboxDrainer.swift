@@ -53,7 +53,7 @@ public final class OutboxDrainer: Sendable {
     let laneCount: Int
     /// `transport` first, then its separate handles, made on first need and kept, so their
     /// connections stay open from one drain to the next.
-    private let lanes: Mutex<[any HTTPTransport]>
+    private let lanes: Locked<[any HTTPTransport]>
     /// Held while a scanner token is renewed: lanes refused at the same moment make one new token.
     private let renewal = NSLock()
 
@@ -68,7 +68,7 @@ public final class OutboxDrainer: Sendable {
         self.backoff = backoff
         lockPath = directory.path + "/drain.lock"
         laneCount = lanes
-        self.lanes = Mutex([transport])
+        self.lanes = Locked([transport])
     }
 
     /// Enough to keep the server's group commit busy (it batches concurrent check-ins into one
@@ -328,7 +328,7 @@ public final class OutboxDrainer: Sendable {
 /// What the lanes of one run share: whether one stopped the drain, and what each did.
 private final class LaneOutcomes: Sendable {
     let stopped = Atomic<Bool>(false)
-    let reports = Mutex<[DrainReport]>([])
+    let reports = Locked<[DrainReport]>([])
 }
 
 extension DrainReport {

@@ -14,7 +14,7 @@ import Testing
     /// A clock an hour in the past that moves one second per reading, so every queued scan
     /// has its own `scannedAt` (the server keeps whole seconds) and its order shows on the server.
     final class SteppingClock: WallClock {
-        private let current = Mutex(Date().addingTimeInterval(-3600).wholeSeconds)
+        private let current = Locked(Date().addingTimeInterval(-3600).wholeSeconds)
         func now() -> Date {
             current.withLock { date in
                 date = date.addingTimeInterval(1)
@@ -51,13 +51,13 @@ import Testing
     final class Interruption: Sendable {
         enum Refusal: Sendable { case unauthorized, unreachable }
         let allowed: Int
-        let refusal: Mutex<Refusal?>
+        let refusal: Locked<Refusal?>
         private let forwarded = Atomic<Int>(0)
         /// The idempotency keys of the check-ins refused.
-        let refusedKeys = Mutex<Set<String>>([])
+        let refusedKeys = Locked<Set<String>>([])
         init(allowed: Int, refusal: Refusal) {
             self.allowed = allowed
-            self.refusal = Mutex(refusal)
+            self.refusal = Locked(refusal)
         }
 
         func intercept(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse? {
