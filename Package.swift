@@ -53,7 +53,9 @@ let package = Package(
         .target(name: "GatePassAPI", dependencies: ["GatePassCore"]),
 
         // MARK: - Thin wrappers over the C libraries
-        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        // The values bound to and read from SQL statements, shared by both database wrappers.
+        .target(name: "SQLBinding"),
+        .target(name: "SQLite", dependencies: ["CSQLite", "SQLBinding"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatePassCore"]),
         .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),

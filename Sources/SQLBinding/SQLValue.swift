@@ -1,4 +1,5 @@
-/// A value SQLite stores, as bound to a statement parameter or read from a column.
+/// A value a SQL database stores, as bound to a statement parameter or read from a column
+/// (shared by the SQLite and PostgreSQL wrappers, so the store binds values one way).
 public enum SQLValue: Sendable, Equatable {
     case null
     case integer(Int64)
