@@ -64,7 +64,7 @@ import Testing
             let connection = try Connection(path: directory + "/old.db")
             defer { connection.close() }
             try connection.executeScript("PRAGMA foreign_keys = ON")
-            try Migrator.migrate(connection, Array(Schema.migrations.prefix { $0.id < "0008-retention" }))
+            try Migrator.migrate(connection, Array(Schema.sqliteMigrations.prefix { $0.id < "0008-retention" }))
             try connection.executeScript("""
                 INSERT INTO organizations (id, name, created_at) VALUES ('org', 'Acme', 0);
                 INSERT INTO checkpoints (id, organization_id, name, is_default, created_at) VALUES ('gate', 'org', 'Main gate', 1, 0);
@@ -80,7 +80,7 @@ import Testing
                            ('m2', 'org', 'otp', 'o@acme.test', '{"otp":{"code":"123456"}}', 'queued', 0, 0, 9),
                            ('m3', 'org', 'arrival', 'h@x.test', NULL, 'sent', 0, 0, 9);
                 """)
-            #expect(try Migrator.migrate(connection, Schema.migrations).contains("0008-retention"))
+            #expect(try Migrator.migrate(connection, Schema.sqliteMigrations).contains("0008-retention"))
             #expect(try connection.query("PRAGMA foreign_key_check") { try $0.string(0) }.isEmpty)
             #expect(try connection.query("SELECT id, visitor_id FROM mail_queue ORDER BY id") {
                 "\(try $0.string(0))=\(try $0.optionalString(1) ?? "-")"

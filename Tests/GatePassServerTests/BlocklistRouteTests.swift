@@ -282,10 +282,10 @@ extension TestServer {
     @Test func theCheckInLookupUsesTheIndexes() throws {
         try withSite { server, site in
             let keys = BlocklistKeys(name: "Ana Pop", email: "ana@example.com", phone: "+40 711 000 111")
-            let query = try #require(SQLiteBlocklistRepository.candidatesQuery(for: keys, organizationId: site.organizationId,
+            let query = try #require(SQLBlocklistRepository<Connection>.candidatesQuery(for: keys, organizationId: site.organizationId,
                                                                                now: server.clock.now()))
             let plan: [String] = try server.store.read { tx in
-                try (tx as! SQLiteTransaction).db.query("EXPLAIN QUERY PLAN " + query.sql, query.arguments) { try $0.string(3) }
+                try (tx as! SQLTransaction<Connection>).db.query("EXPLAIN QUERY PLAN " + query.sql, query.arguments) { try $0.string(3) }
             }
             let probes = plan.filter { $0.contains("blocklist_entries") }
             #expect(probes.count == 3, "\(plan)")
@@ -293,7 +293,7 @@ extension TestServer {
                 #expect(probes.contains { $0.contains("USING INDEX \(index)") }, "\(plan)")
             }
             #expect(!plan.contains { $0.hasPrefix("SCAN blocklist_entries") }, "\(plan)")
-            #expect(SQLiteBlocklistRepository.candidatesQuery(for: BlocklistKeys(name: nil, email: nil, phone: nil),
+            #expect(SQLBlocklistRepository<Connection>.candidatesQuery(for: BlocklistKeys(name: nil, email: nil, phone: nil),
                                                               organizationId: site.organizationId, now: server.clock.now()) == nil)
         }
     }

@@ -6,7 +6,7 @@ import Testing
 /// Migration 0005-users rebuilds the users table (SQLite cannot change a CHECK): the rows
 /// that reference users must keep doing so, and the foreign keys must stay enforced.
 @Suite struct UsersMigrationTests {
-    static let before = Array(Schema.migrations.prefix { $0.id < "0005-users" })
+    static let before = Array(Schema.sqliteMigrations.prefix { $0.id < "0005-users" })
 
     func withOldDatabase(_ body: (Connection) throws -> Void) throws {
         try withTemporaryDirectory { directory in
@@ -36,7 +36,7 @@ import Testing
             #expect(throws: SQLiteError.self) {
                 try connection.execute("INSERT INTO users (id, organization_id, email, name, role, created_at) VALUES ('h', 'org', 'h@acme.test', 'H', 'HOST', 0)")
             }
-            #expect(try Migrator.migrate(connection, Schema.migrations).contains("0005-users"))
+            #expect(try Migrator.migrate(connection, Schema.sqliteMigrations).contains("0005-users"))
             #expect(try connection.query("PRAGMA foreign_key_check") { try $0.string(0) }.isEmpty)
             let users = try connection.query("SELECT id, role, can_scan, last_login_at, disabled FROM users ORDER BY id") {
                 "\(try $0.string(0)) \(try $0.string(1)) \(try $0.int(2)) \(try $0.optionalInt64(3).map(String.init) ?? "-") \(try $0.int(4))"
@@ -65,7 +65,7 @@ import Testing
     /// migration, made to copy all users but one.)
     @Test func aRebuildThatLosesAReferencedUserRollsBack() throws {
         try withOldDatabase { connection in
-            let real = try #require(Schema.migrations.first { $0.id == "0005-users" })
+            let real = try #require(Schema.sqliteMigrations.first { $0.id == "0005-users" })
             let lossy = real.sql.replacingOccurrences(of: "FROM users_before_0005;", with: "FROM users_before_0005 WHERE id <> 'approver';")
             #expect(lossy != real.sql)
             let error = #expect(throws: SQLiteError.self) { try Migrator.migrate(connection, Self.before + [Migration("0005-users", lossy)]) }
@@ -74,7 +74,7 @@ import Testing
             #expect(try connection.scalarInt("SELECT COUNT(*) FROM users") == 2)
             #expect(try connection.scalarInt("SELECT COUNT(*) FROM pragma_table_info('visitors') WHERE name = 'created_by'") == 0)
             // The real one then applies.
-            #expect(try Migrator.migrate(connection, Schema.migrations).contains("0005-users"))
+            #expect(try Migrator.migrate(connection, Schema.sqliteMigrations).contains("0005-users"))
         }
     }
 }

@@ -36,7 +36,7 @@ final class SQLiteEngine: DatabaseEngine {
                 PRAGMA cache_size = -16000;
                 PRAGMA secure_delete = ON;
                 """)
-            try Migrator.migrate(connection, Schema.migrations)
+            try Migrator.migrate(connection, Schema.sqliteMigrations)
         } catch {
             connection.close()
             throw error
@@ -80,16 +80,16 @@ final class SQLiteEngine: DatabaseEngine {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
-        try writer.write { db in try body(SQLiteTransaction(db)) }
+        try writer.write { db in try body(SQLTransaction(db)) }
     }
 
     func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit({ db in try body(SQLiteTransaction(db)) }, completion: completion)
+        writer.submit({ db in try body(SQLTransaction(db)) }, completion: completion)
     }
 
     func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
-        try readers.read { db in try body(SQLiteTransaction(db)) }
+        try readers.read { db in try body(SQLTransaction(db)) }
     }
 
     /// The SQLite connection itself, for the store's own work and for tests that must reach

@@ -1,9 +1,9 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteMailRepository: MailRepository {
-    let db: Connection
+struct SQLMailRepository<Database: SQLRunner>: MailRepository {
+    let db: Database
 
     func enqueue(id: String, organizationId: String?, recipient: String, content: MailContent, now: Date,
                  giveUpAt: Date) throws {
@@ -67,9 +67,9 @@ struct SQLiteMailRepository: MailRepository {
         return try db.query(sql, arguments) { row in (try Self.summary(row), ListCursor(time: try row.int64(6), seq: try row.int64(8))) }
     }
 
-    private static let summaryColumns = "id, kind, recipient, status, attempts, last_error, created_at, sent_at"
+    private static var summaryColumns: String { "id, kind, recipient, status, attempts, last_error, created_at, sent_at" }
 
-    private static func summary(_ row: Row) throws -> MailSummary {
+    private static func summary(_ row: Database.Row) throws -> MailSummary {
         MailSummary(id: try row.string(0), kind: try row.parsed(1, as: "mail kind", MailKind.init(rawValue:)),
                     to: try row.string(2), status: try row.parsed(3, as: "mail status", MailStatus.init(rawValue:)),
                     attempts: try row.int(4), lastError: try row.optionalString(5), createdAt: try row.date(6),

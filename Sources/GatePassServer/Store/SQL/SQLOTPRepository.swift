@@ -1,8 +1,8 @@
 import Foundation
-import SQLite
+import SQLBinding
 
-struct SQLiteOTPRepository: OTPRepository {
-    let db: Connection
+struct SQLOTPRepository<Database: SQLRunner>: OTPRepository {
+    let db: Database
 
     func forgetSends(email: String, through time: Date) throws {
         try db.execute("DELETE FROM otp_sends WHERE email = ? AND sent_at <= ?", [email, time.milliseconds])

@@ -1,20 +1,20 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteVisitorRepository: VisitorRepository {
-    let db: Connection
+struct SQLVisitorRepository<Database: SQLRunner>: VisitorRepository {
+    let db: Database
 
-    static let columns = """
+    static var columns: String { """
         id, short_id, name, email, phone, company, purpose, host_name, approver_id, requires_approval, walk_in,
         status, valid_from, valid_until, created_at, approval_requested_at, decided_at, decided_by, decision_note,
         checked_in_at, checked_out_at, checkpoint_id, organization_id, approval_checkpoint_id, seq, host_email,
         created_by
-        """
+        """ }
 
     /// A row of `columns`. A value not understood (an unknown status, a malformed short id,
     /// a time that is not an integer) throws: the request fails rather than guess at a pass.
-    static func record(_ row: Row) throws -> VisitorRecord {
+    static func record(_ row: Database.Row) throws -> VisitorRecord {
         let visitor = Visitor(
             id: try row.string(0), shortId: try row.parsed(1, as: "short id", ShortID.init(stored:)), name: try row.string(2),
             email: try row.optionalString(3), phone: try row.optionalString(4), company: try row.optionalString(5),
@@ -77,7 +77,7 @@ struct SQLiteVisitorRepository: VisitorRepository {
     private func nextChangeSeq() throws -> Int64 {
         // The row is made by the first migration: without it the feed's order is unknown, so fail.
         guard let value = try db.scalarInt("UPDATE counters SET value = value + 1 WHERE name = 'visitor_change' RETURNING value")
-        else { throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the visitor_change counter is missing") }
+        else { throw StoredDataError("the visitor_change counter is missing") }
         return value
     }
 
@@ -165,7 +165,7 @@ struct SQLiteVisitorRepository: VisitorRepository {
             arguments += [days.from.milliseconds, days.until.milliseconds]
         }
         if let search = filter.search {
-            sql += " AND (instr(search_text, ?) > 0"
+            sql += " AND (\(db.dialect.substringPosition)(search_text, ?) > 0"
             arguments.append(search)
             if let shortId = ShortID(search) { sql += " OR short_id = ?"; arguments.append(shortId.rawValue) }
             sql += ")"
@@ -199,7 +199,7 @@ struct SQLiteVisitorRepository: VisitorRepository {
     }
 
     func lookup(organizationId: String, search: String, limit: Int) throws -> [VisitorRecord] {
-        var sql = "SELECT \(Self.columns) FROM visitors WHERE organization_id = ? AND (instr(lookup_text, ?) > 0"
+        var sql = "SELECT \(Self.columns) FROM visitors WHERE organization_id = ? AND (\(db.dialect.substringPosition)(lookup_text, ?) > 0"
         var arguments: [any SQLBindable] = [organizationId, search]
         if let shortId = ShortID(search) { sql += " OR short_id = ?"; arguments.append(shortId.rawValue) }
         sql += ") ORDER BY created_at DESC, seq DESC LIMIT ?"

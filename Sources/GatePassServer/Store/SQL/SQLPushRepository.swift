@@ -1,9 +1,9 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLitePushRepository: PushRepository {
-    let db: Connection
+struct SQLPushRepository<Database: SQLRunner>: PushRepository {
+    let db: Database
 
     // MARK: - Devices
 

@@ -1,20 +1,20 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteAuditRepository: AuditRepository {
-    let db: Connection
+struct SQLAuditRepository<Database: SQLRunner>: AuditRepository {
+    let db: Database
 
-    private static let columns = """
+    private static var columns: String { """
         seq, id, organization_id, at, actor_kind, actor_id, action, entity, entity_id, before, after, erased, field_hashes, link
-        """
+        """ }
 
     /// A row as stored. A value not understood (an unknown actor kind, hashes of the wrong
     /// length) throws: verification must never guess.
-    private static func entry(_ row: Row) throws -> StoredAuditEntry {
+    private static func entry(_ row: Database.Row) throws -> StoredAuditEntry {
         let hashes = try row.blob(12)
         guard hashes.count == AuditChain.fieldNames.count * 32 else {
-            throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "audit entry \(try row.int64(0)) has \(hashes.count) bytes of field hashes")
+            throw StoredDataError("audit entry \(try row.int64(0)) has \(hashes.count) bytes of field hashes")
         }
         let entry = AuditEntry(id: try row.string(1), at: try row.date(3),
                                actorKind: try row.parsed(4, as: "audit actor kind", AuditActorKind.init(rawValue:)),

@@ -1,9 +1,9 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteSessionRepository: SessionRepository {
-    let db: Connection
+struct SQLSessionRepository<Database: SQLRunner>: SessionRepository {
+    let db: Database
 
     func insert(id: String, userId: String, kind: TokenClaims.Kind, parent: String?, checkpointId: String?,
                 createdAt: Date, expiresAt: Date) throws {
@@ -23,7 +23,7 @@ struct SQLiteSessionRepository: SessionRepository {
             let kind = try row.parsed(0, as: "session kind", TokenClaims.Kind.init(storedName:))
             let expiresAt = try row.date(2)
             let revokedAt = try row.optionalDate(3)
-            let user = try SQLiteDirectoryRepository.profile(row, from: 4)
+            let user = try SQLDirectoryRepository<Database>.profile(row, from: 4)
             let credential: Principal.Credential
             if kind == .login {
                 credential = .login

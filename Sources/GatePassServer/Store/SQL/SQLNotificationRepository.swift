@@ -1,9 +1,9 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteNotificationRepository: NotificationRepository {
-    let db: Connection
+struct SQLNotificationRepository<Database: SQLRunner>: NotificationRepository {
+    let db: Database
 
     /// The condition on event row `e` for "this event is in `user`'s list", with its arguments.
     static func scope(_ user: Profile) -> (sql: String, arguments: [any SQLBindable]) {
@@ -22,9 +22,9 @@ struct SQLiteNotificationRepository: NotificationRepository {
         }
     }
 
-    private static let columns = "e.id, e.kind, e.title, e.visitor_id, e.created_at, m.read_at"
+    private static var columns: String { "e.id, e.kind, e.title, e.visitor_id, e.created_at, m.read_at" }
 
-    private static func notification(_ row: Row) throws -> NotificationItem {
+    private static func notification(_ row: Database.Row) throws -> NotificationItem {
         NotificationItem(id: String(try row.int64(0)), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
                          title: try row.string(2), visitorId: try row.optionalString(3),
                          createdAt: Timestamp(try row.date(4)), readAt: try row.optionalDate(5).map(Timestamp.init))

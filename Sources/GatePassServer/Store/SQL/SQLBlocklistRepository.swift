@@ -1,13 +1,13 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteBlocklistRepository: BlocklistRepository {
-    let db: Connection
+struct SQLBlocklistRepository<Database: SQLRunner>: BlocklistRepository {
+    let db: Database
 
-    private static let columns = "id, name, email, phone, company, reason, expires_at, created_at, created_by"
+    private static var columns: String { "id, name, email, phone, company, reason, expires_at, created_at, created_by" }
 
-    private static func entry(_ row: Row) throws -> BlocklistEntry {
+    private static func entry(_ row: Database.Row) throws -> BlocklistEntry {
         BlocklistEntry(id: try row.string(0), name: try row.optionalString(1), email: try row.optionalString(2),
                        phone: try row.optionalString(3), company: try row.optionalString(4), reason: try row.string(5),
                        expiresAt: try row.optionalDate(6), createdAt: try row.date(7), createdBy: try row.string(8))

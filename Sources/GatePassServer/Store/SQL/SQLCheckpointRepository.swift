@@ -1,12 +1,12 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteCheckpointRepository: CheckpointRepository {
-    let db: Connection
+struct SQLCheckpointRepository<Database: SQLRunner>: CheckpointRepository {
+    let db: Database
 
-    private static let checkpointColumns = "id, name, organization_id, is_default, created_at, retired_at IS NOT NULL"
-    private static func checkpoint(_ row: Row) throws -> Checkpoint {
+    private static var checkpointColumns: String { "id, name, organization_id, is_default, created_at, retired_at IS NOT NULL" }
+    private static func checkpoint(_ row: Database.Row) throws -> Checkpoint {
         Checkpoint(id: try row.string(0), name: try row.string(1), organizationId: try row.string(2),
                    isDefault: try row.bool(3), createdAt: Timestamp(try row.date(4)), retired: try row.bool(5))
     }

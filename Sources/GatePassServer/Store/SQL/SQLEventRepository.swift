@@ -1,19 +1,20 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteEventRepository: EventRepository {
-    let db: Connection
+struct SQLEventRepository<Database: SQLRunner>: EventRepository {
+    let db: Database
 
     func insert(_ kind: EventKind, audience: EventAudience, visitorId: String?, title: String?, data: String,
                 now: Date) throws -> Int64 {
-        try db.execute("""
+        try db.lockEventOrder()
+        guard let id = try db.scalarInt("""
             INSERT INTO events (organization_id, kind, visitor_id, approver_id, checkpoint_id, user_id, device_token,
                                 title, data, created_at, managers_only)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, [audience.organizationId, kind.rawValue, visitorId, audience.approverId, audience.checkpointId,
                   audience.userId, audience.deviceToken, title, data, now.milliseconds, audience.managersOnly])
-        let id = db.lastInsertRowID
+        else { throw StoredDataError("an event insert returned no id") }
         try insertDeliveries(eventId: id, audience: audience, now: now)
         return id
     }
@@ -42,14 +43,14 @@ struct SQLiteEventRepository: EventRepository {
     }
 
     func lastEventId() throws -> Int64 {
-        try db.queryFirst("SELECT seq FROM sqlite_sequence WHERE name = 'events'") { try $0.int64(0) } ?? 0
+        try db.scalarInt(db.dialect.lastEventIdQuery) ?? 0
     }
 
     func purgedThrough() throws -> Int64 {
         // The row is made by migration 0002: without it a gap could go unannounced, so fail.
         guard let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'", [],
                                                     { try $0.int64(0) })
-        else { throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the events_purged_through counter is missing") }
+        else { throw StoredDataError("the events_purged_through counter is missing") }
         return purgedThrough
     }
 
@@ -78,7 +79,7 @@ struct SQLiteEventRepository: EventRepository {
         try db.execute("DELETE FROM push_deliveries WHERE event_id <= ?", [last])
         try db.execute("DELETE FROM notification_marks WHERE event_id <= ?", [last])
         try db.execute("DELETE FROM events WHERE id <= ?", [last])
-        try db.execute("UPDATE counters SET value = max(value, ?) WHERE name = 'events_purged_through'", [last])
+        try db.execute("UPDATE counters SET value = ? WHERE name = 'events_purged_through' AND value < ?", [last, last])
     }
 
     func rows(visitorId: String, limit: Int) throws -> [LoggedEventRow] {
@@ -95,10 +96,10 @@ struct SQLiteEventRepository: EventRepository {
 }
 
 extension StoredEvent {
-    static let columns = "id, kind, organization_id, approver_id, checkpoint_id, user_id, device_token, data, created_at, managers_only"
+    static var columns: String { "id, kind, organization_id, approver_id, checkpoint_id, user_id, device_token, data, created_at, managers_only" }
 
     /// A row of `columns`; throws for any value not understood, an unknown kind included.
-    static func decode(_ row: Row) throws -> StoredEvent {
+    static func decode(_ row: some SQLRow) throws -> StoredEvent {
         StoredEvent(id: try row.int64(0), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
                     audience: EventAudience(organizationId: try row.string(2), approverId: try row.optionalString(3),
                                             checkpointId: try row.optionalString(4), userId: try row.optionalString(5),

@@ -1,13 +1,13 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteScanRepository: ScanRepository {
-    let db: Connection
+struct SQLScanRepository<Database: SQLRunner>: ScanRepository {
+    let db: Database
 
-    static let columns = "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq, offline_decision"
+    static var columns: String { "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq, offline_decision" }
 
-    static func read(_ row: Row) throws -> (scan: Scan, seq: Int64) {
+    static func read(_ row: Database.Row) throws -> (scan: Scan, seq: Int64) {
         (Scan(id: try row.string(0), shortId: try row.optionalParsed(1, as: "short id", { ShortID(stored: $0)?.rawValue }),
               raw: try row.optionalString(2), result: try row.parsed(3, as: "scan result", ScanResult.init(rawValue:)),
               visitorId: try row.optionalString(4), checkpointId: try row.string(5), scannedBy: try row.string(6),

@@ -1,14 +1,14 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteDirectoryRepository: DirectoryRepository {
-    let db: Connection
+struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
+    let db: Database
 
-    private static let userColumns = "id, email, name, role, organization_id, can_scan"
+    private static var userColumns: String { "id, email, name, role, organization_id, can_scan" }
 
     /// An unknown role throws: it must never read as some role nobody gave.
-    static func profile(_ row: Row, from first: Int32 = 0) throws -> Profile {
+    static func profile(_ row: Database.Row, from first: Int32 = 0) throws -> Profile {
         let role = try row.parsed(first + 3, as: "role", Role.init(rawValue:))
         return Profile(id: try row.string(first), email: try row.string(first + 1), name: try row.string(first + 2),
                        role: role, organizationId: try row.string(first + 4),

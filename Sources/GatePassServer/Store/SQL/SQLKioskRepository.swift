@@ -1,9 +1,9 @@
 import Foundation
 import GatePassCore
-import SQLite
+import SQLBinding
 
-struct SQLiteKioskRepository: KioskRepository {
-    let db: Connection
+struct SQLKioskRepository<Database: SQLRunner>: KioskRepository {
+    let db: Database
 
     func insert(_ kiosk: StoredKiosk, codeHash: [UInt8], createdAt: Date) throws {
         try db.execute("""
@@ -30,8 +30,8 @@ struct SQLiteKioskRepository: KioskRepository {
     }
 }
 
-struct SQLiteAutoCheckoutRepository: AutoCheckoutRepository {
-    let db: Connection
+struct SQLAutoCheckoutRepository<Database: SQLRunner>: AutoCheckoutRepository {
+    let db: Database
 
     func scheduled() throws -> [(organizationId: String, clockTime: String, timeZone: String?, doneOn: String?)] {
         try db.query("""
