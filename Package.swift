@@ -97,8 +97,9 @@ let package = Package(
         // MARK: - Tests
         // What several test targets share: the SMTP sink (smtp_sink.py, python3-aiosmtpd) and the
         // external renderers (rsvg-convert, ImageMagick, cairosvg, Chromium) run one at a time.
-        // Postgres: the throw-away PostgreSQL cluster creates each test's database through the wrapper.
-        .target(name: "GatePassTestSupport", dependencies: ["GatePassScanner", "Postgres"], path: "Tests/GatePassTestSupport",
+        // Postgres and CSpawn: the throw-away PostgreSQL cluster, started with posix_spawn, creates each
+        // test's database through the wrapper.
+        .target(name: "GatePassTestSupport", dependencies: ["GatePassScanner", "Postgres", "CSpawn"], path: "Tests/GatePassTestSupport",
                 exclude: ["smtp_sink.py"]),
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
         .testTarget(name: "GatePassServerTests",

@@ -70,6 +70,10 @@ public final class PGConnection: @unchecked Sendable {
     /// The server's version as an integer, 150004 for 15.4 (`PQserverVersion`); 0 when closed.
     public var serverVersion: Int32 { isClosed ? 0 : PQserverVersion(handle) }
 
+    /// The process id of the server backend serving this connection (`PQbackendPID`), as
+    /// `PGNotification.pid` names the sender's.
+    public var serverProcessID: Int32 { isClosed ? 0 : PQbackendPID(handle) }
+
     /// True while a transaction is open, including one that failed and awaits its ROLLBACK
     /// (`PQtransactionStatus` is `PQTRANS_INTRANS`, `PQTRANS_INERROR` or `PQTRANS_ACTIVE`).
     public var isInTransaction: Bool {
