@@ -55,7 +55,8 @@ let package = Package(
         .target(name: "GatePassAPI", dependencies: ["GatePassCore"]),
 
         // MARK: - Thin wrappers over the C libraries
-        // The values bound to and read from SQL statements, shared by both database wrappers.
+        // The values bound to and read from SQL statements, and the shape of a transaction, shared by both
+        // database wrappers.
         .target(name: "SQLBinding"),
         .target(name: "SQLite", dependencies: ["CSQLite", "SQLBinding"]),
         // The same API shape over libpq, so the store's repositories run one SQL text on either.

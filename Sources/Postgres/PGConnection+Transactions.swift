@@ -12,30 +12,12 @@ extension PGConnection {
     ///
     ///     try connection.inTransaction(.serializable) { try connection.execute(…) }
     public func inTransaction<T>(_ isolation: Isolation = .readCommitted, _ body: () throws -> T) throws -> T {
-        try execute("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            // A lost connection has no transaction left to roll back; the first error is the one to report.
-            _ = try? execute("ROLLBACK")
-            throw error
-        }
+        try TransactionScope.inTransaction(begin: "BEGIN ISOLATION LEVEL \(isolation.rawValue)", execute: { try execute($0) }, body)
     }
 
     /// Runs `body` inside a savepoint, nested in the open transaction: its changes are kept
     /// when it returns and undone when it throws, and the transaction goes on either way.
     public func inSavepoint<T>(_ body: () throws -> T) throws -> T {
-        try execute("SAVEPOINT gatepass_step")
-        do {
-            let result = try body()
-            try execute("RELEASE gatepass_step")
-            return result
-        } catch {
-            _ = try? execute("ROLLBACK TO gatepass_step")
-            _ = try? execute("RELEASE gatepass_step")
-            throw error
-        }
+        try TransactionScope.inSavepoint("gatepass_step", execute: { try execute($0) }, body)
     }
 }
