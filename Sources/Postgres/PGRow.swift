@@ -7,13 +7,13 @@ import CPostgres
 /// closed: a NULL where a value must be, a text that is not an integer where one must be, a
 /// text that is not UTF-8 or a value the caller's parser does not know is thrown as
 /// `PGError.unreadable`, never turned into a default (a default could admit a pass the
-/// database does not describe).
-public struct PGRow {
+/// database does not describe). The optional and parsed accessors are `SQLRow`'s, shared with
+/// the SQLite wrapper.
+public struct PGRow: SQLRow {
     let result: PGResult
     let row: Int32
     let sql: String
 
-    /// The error for `column`: names the column and the SQL, never the value.
     public func unreadable(_ column: Int32, _ problem: String) -> PGError {
         let name = PQfname(result.handle, column).map { String(cString: $0) } ?? "?"
         return PGError.unreadable(column: "\(column) (\(name))", problem: problem, sql: sql)
@@ -41,12 +41,6 @@ public struct PGRow {
         return value
     }
 
-    public func int(_ column: Int32) throws(PGError) -> Int {
-        let value = try int64(column)
-        guard let exact = Int(exactly: value) else { throw unreadable(column, "holds an integer out of range") }
-        return exact
-    }
-
     /// A boolean as the store writes it on SQLite (the integers 0 and 1) or as PostgreSQL's
     /// boolean type prints it (`t` and `f`); anything else is not a boolean this code wrote.
     public func bool(_ column: Int32) throws(PGError) -> Bool {
@@ -72,14 +66,6 @@ public struct PGRow {
         return try text(column, "a text")
     }
 
-    public func optionalString(_ column: Int32) throws(PGError) -> String? {
-        isNull(column) ? nil : try string(column)
-    }
-
-    public func optionalInt64(_ column: Int32) throws(PGError) -> Int64? {
-        isNull(column) ? nil : try int64(column)
-    }
-
     /// A bytea, from its text output in hex form (`\x` then two hex digits a byte), the
     /// server's default `bytea_output` since PostgreSQL 9.0.
     public func blob(_ column: Int32) throws(PGError) -> [UInt8] {
@@ -103,25 +89,6 @@ public struct PGRow {
         return bytes
     }
 
-    public func optionalBlob(_ column: Int32) throws(PGError) -> [UInt8]? {
-        isNull(column) ? nil : try blob(column)
-    }
-
-    /// The text of `column` parsed by `parse`; a text it refuses (nil) is an error naming `what`.
-    ///
-    ///     let status = try row.parsed(11, as: "visitor status", VisitorStatus.init(rawValue:))
-    public func parsed<T>(_ column: Int32, as what: String, _ parse: (String) -> T?) throws(PGError) -> T {
-        let text = try string(column)
-        guard let value = parse(text) else {
-            throw unreadable(column, "holds \(Self.excerpt(text)), which is not a known \(what)")
-        }
-        return value
-    }
-
-    public func optionalParsed<T>(_ column: Int32, as what: String, _ parse: (String) -> T?) throws(PGError) -> T? {
-        isNull(column) ? nil : try parsed(column, as: what, parse)
-    }
-
     private static func hexDigit(_ character: UInt8) -> UInt8? {
         switch character {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
@@ -129,12 +96,5 @@ public struct PGRow {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
         default: nil
         }
-    }
-
-    /// A short, escaped rendering of an unknown value for the log (these are codes such as
-    /// statuses and roles, never secrets): control characters are shown, not written.
-    static func excerpt(_ text: String) -> String {
-        let cut = text.unicodeScalars.count > 40 ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(40))) + "…" : text
-        return cut.debugDescription
     }
 }
