@@ -5,7 +5,7 @@ import PackageDescription
 //   C system libraries (CSQLite, CMicroHTTPD, COpenSSL, CQREncode, CFreeType, …)
 //   GatePassCore       — the domain: no I/O, shared by server and clients
 //   GatePassAPI        — the contract's endpoints (method, path, action), shared by server and clients
-//   thin wrappers      — SQLite, HTTPServer, GatePassCrypto, QRCode, GatePassPass (the pass drawn),
+//   thin wrappers      — SQLite, Postgres, HTTPServer, GatePassCrypto, QRCode, GatePassPass (the pass drawn),
 //                        GatePassMail (MIME builder; SMTP and .eml-folder transports)
 //   GatePassServer     — the API service on top of the wrappers
 //   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
@@ -44,6 +44,8 @@ let package = Package(
                        providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CNcursesw", pkgConfig: "ncursesw",
                        providers: [.apt(["libncurses-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
         // glibc's posix_spawn extensions (libc itself: nothing to install or link).
         .systemLibrary(name: "CSpawn"),
 
@@ -53,9 +55,12 @@ let package = Package(
         .target(name: "GatePassAPI", dependencies: ["GatePassCore"]),
 
         // MARK: - Thin wrappers over the C libraries
-        // The values bound to and read from SQL statements, shared by both database wrappers.
+        // The values bound to and read from SQL statements, and the shape of a transaction, shared by both
+        // database wrappers.
         .target(name: "SQLBinding"),
         .target(name: "SQLite", dependencies: ["CSQLite", "SQLBinding"]),
+        // The same API shape over libpq, so the store's repositories run one SQL text on either.
+        .target(name: "Postgres", dependencies: ["CPostgres", "SQLBinding"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatePassCore"]),
         .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
@@ -93,7 +98,9 @@ let package = Package(
         // MARK: - Tests
         // What several test targets share: the SMTP sink (smtp_sink.py, python3-aiosmtpd) and the
         // external renderers (rsvg-convert, ImageMagick, cairosvg, Chromium) run one at a time.
-        .target(name: "GatePassTestSupport", dependencies: ["GatePassScanner"], path: "Tests/GatePassTestSupport",
+        // Postgres and CSpawn: the throw-away PostgreSQL cluster, started with posix_spawn, creates each
+        // test's database through the wrapper.
+        .target(name: "GatePassTestSupport", dependencies: ["GatePassScanner", "Postgres", "CSpawn"], path: "Tests/GatePassTestSupport",
                 exclude: ["smtp_sink.py"]),
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
         .testTarget(name: "GatePassServerTests",
@@ -114,6 +121,7 @@ let package = Package(
         .testTarget(name: "GatePassCommandsTests",
                     dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "SQLBinding", "GatePassTestSupport"]),
         .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP", "GatePassTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -190,30 +190,13 @@ public final class Connection {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     public func inTransaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
-        try execute("BEGIN \(kind.rawValue)")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            _ = try? execute("ROLLBACK")
-            throw error
-        }
+        try TransactionScope.inTransaction(begin: "BEGIN \(kind.rawValue)", execute: { try execute($0) }, body)
     }
 
     /// Runs `body` inside a savepoint, nested in whatever transaction is open: its changes
     /// are kept when it returns and undone when it throws.
     public func inSavepoint<T>(_ body: () throws -> T) throws -> T {
-        try execute("SAVEPOINT gatepass_step")
-        do {
-            let result = try body()
-            try execute("RELEASE gatepass_step")
-            return result
-        } catch {
-            _ = try? execute("ROLLBACK TO gatepass_step")
-            _ = try? execute("RELEASE gatepass_step")
-            throw error
-        }
+        try TransactionScope.inSavepoint("gatepass_step", execute: { try execute($0) }, body)
     }
 
     /// Every statement-running entry point (execute, query, queryFirst, transactions) comes here.

@@ -113,7 +113,8 @@ final class Statement {
 /// must be, a text where a number must be, text that is not UTF-8, an integer out of range
 /// or a value the caller's parser does not know is thrown as `SQLiteError.unreadable`, never
 /// turned into a default (a default could admit a pass the database does not describe).
-public struct Row {
+/// The optional and parsed accessors are `SQLRow`'s, shared with the PostgreSQL wrapper.
+public struct Row: SQLRow {
     let statement: Statement
 
     private func storageClass(_ column: Int32) -> Int32 { sqlite3_column_type(statement.handle, column) }
@@ -128,7 +129,6 @@ public struct Row {
         }
     }
 
-    /// The error for `column`: names the column and the SQL, never a bound value.
     public func unreadable(_ column: Int32, _ problem: String) -> SQLiteError {
         let name = sqlite3_column_name(statement.handle, column).map { String(cString: $0) } ?? "?"
         return SQLiteError.unreadable(column: "\(column) (\(name))", problem: problem, sql: statement.sql)
@@ -146,12 +146,6 @@ public struct Row {
     public func int64(_ column: Int32) throws(SQLiteError) -> Int64 {
         try require(column, SQLITE_INTEGER, "an integer")
         return sqlite3_column_int64(statement.handle, column)
-    }
-
-    public func int(_ column: Int32) throws(SQLiteError) -> Int {
-        let value = try int64(column)
-        guard let exact = Int(exactly: value) else { throw unreadable(column, "holds an integer out of range") }
-        return exact
     }
 
     /// 0 or 1; any other integer is not a boolean this code wrote.
@@ -185,45 +179,11 @@ public struct Row {
         return value
     }
 
-    public func optionalString(_ column: Int32) throws(SQLiteError) -> String? {
-        isNull(column) ? nil : try string(column)
-    }
-
-    public func optionalInt64(_ column: Int32) throws(SQLiteError) -> Int64? {
-        isNull(column) ? nil : try int64(column)
-    }
-
     public func blob(_ column: Int32) throws(SQLiteError) -> [UInt8] {
         try require(column, SQLITE_BLOB, "a blob")
         let bytes = sqlite3_column_blob(statement.handle, column)
         let count = Int(sqlite3_column_bytes(statement.handle, column))
         guard count > 0, let bytes else { return [] }
         return Array(UnsafeRawBufferPointer(start: bytes, count: count))
-    }
-
-    public func optionalBlob(_ column: Int32) throws(SQLiteError) -> [UInt8]? {
-        isNull(column) ? nil : try blob(column)
-    }
-
-    /// The text of `column` parsed by `parse`; a text it refuses (nil) is an error naming `what`.
-    ///
-    ///     let status = try row.parsed(11, as: "visitor status", VisitorStatus.init(rawValue:))
-    public func parsed<T>(_ column: Int32, as what: String, _ parse: (String) -> T?) throws(SQLiteError) -> T {
-        let text = try string(column)
-        guard let value = parse(text) else {
-            throw unreadable(column, "holds \(Self.excerpt(text)), which is not a known \(what)")
-        }
-        return value
-    }
-
-    public func optionalParsed<T>(_ column: Int32, as what: String, _ parse: (String) -> T?) throws(SQLiteError) -> T? {
-        isNull(column) ? nil : try parsed(column, as: what, parse)
-    }
-
-    /// A short, escaped rendering of an unknown value for the log (these are codes such as
-    /// statuses and roles, never secrets): control characters are shown, not written.
-    static func excerpt(_ text: String) -> String {
-        let cut = text.unicodeScalars.count > 40 ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(40))) + "…" : text
-        return cut.debugDescription
     }
 }
