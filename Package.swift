@@ -80,7 +80,7 @@ let package = Package(
 
         // MARK: - Services and app
         .target(name: "GatePassServer",
-                dependencies: ["GatePassCore", "GatePassAPI", "SQLite", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn",
+                dependencies: ["GatePassCore", "GatePassAPI", "SQLite", "Postgres", "HTTPServer", "GatePassCrypto", "QRCode", "CSpawn",
                                "GatePassMail", "GatePassPass"]),
         .target(name: "GatePassCommands", dependencies: ["GatePassCore", "GatePassServer", "GatePassClient", "CurlHTTP",
                                                         "GatePassScanner", "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",

@@ -99,7 +99,7 @@ extension StoredEvent {
     static var columns: String { "id, kind, organization_id, approver_id, checkpoint_id, user_id, device_token, data, created_at, managers_only" }
 
     /// A row of `columns`; throws for any value not understood, an unknown kind included.
-    static func decode(_ row: some SQLRow) throws -> StoredEvent {
+    static func decode(_ row: some StoreRow) throws -> StoredEvent {
         StoredEvent(id: try row.int64(0), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
                     audience: EventAudience(organizationId: try row.string(2), approverId: try row.optionalString(3),
                                             checkpointId: try row.optionalString(4), userId: try row.optionalString(5),

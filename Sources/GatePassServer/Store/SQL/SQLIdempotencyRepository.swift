@@ -8,11 +8,11 @@ struct SQLIdempotencyRepository<Database: SQLRunner>: IdempotencyRepository {
         try db.queryFirst("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = ? AND key = ?",
                           [scope, key]) { row in
             let headers = try row.string(2).split(separator: "\n").map { line throws -> (name: String, value: String) in
-                guard let colon = line.firstIndex(of: ":") else { throw row.unreadableValue(2, "holds a header line without a colon") }
+                guard let colon = line.firstIndex(of: ":") else { throw row.unreadable(2, "holds a header line without a colon") }
                 return (String(line[..<colon]), String(line[line.index(after: colon)...]))
             }
             let status = try row.int(1)
-            guard (100...599).contains(status) else { throw row.unreadableValue(1, "holds \(status), which is not an HTTP status") }
+            guard (100...599).contains(status) else { throw row.unreadable(1, "holds \(status), which is not an HTTP status") }
             return StoredAnswer(fingerprint: try row.blob(0), status: status, headers: headers, body: try row.blob(3))
         }
     }

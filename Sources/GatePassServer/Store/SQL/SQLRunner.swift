@@ -7,7 +7,7 @@ import SQLBinding
 /// PostgreSQL's `PGConnection` conform (Store/SQLite, Store/Postgres), each with its
 /// `SQLDialect` for the few phrases the two databases spell differently.
 protocol SQLRunner {
-    associatedtype Row: SQLRow
+    associatedtype Row: StoreRow
     var dialect: SQLDialect { get }
     @discardableResult
     func execute(_ sql: String, _ arguments: [any SQLBindable]) throws -> Int
@@ -31,26 +31,14 @@ extension SQLRunner {
     func scalarInt(_ sql: String) throws -> Int64? { try scalarInt(sql, []) }
 }
 
-/// A result row, read by column index. Every reader throws for a value it does not
-/// understand (a NULL where one is required, text where a number is): never a default.
-protocol SQLRow {
-    func isNull(_ column: Int32) -> Bool
-    func int64(_ column: Int32) throws -> Int64
-    func int(_ column: Int32) throws -> Int
+/// A result row of either database (`SQLBinding.SQLRow`, which fails closed on a value it
+/// does not understand), with the two readers the store needs beyond it.
+protocol StoreRow: SQLRow {
     func bool(_ column: Int32) throws -> Bool
     func double(_ column: Int32) throws -> Double
-    func string(_ column: Int32) throws -> String
-    func optionalString(_ column: Int32) throws -> String?
-    func optionalInt64(_ column: Int32) throws -> Int64?
-    func blob(_ column: Int32) throws -> [UInt8]
-    func optionalBlob(_ column: Int32) throws -> [UInt8]?
-    func parsed<T>(_ column: Int32, as what: String, _ parse: (String) -> T?) throws -> T
-    func optionalParsed<T>(_ column: Int32, as what: String, _ parse: (String) -> T?) throws -> T?
-    /// The error for a value in `column` that the caller cannot use, naming the column and statement.
-    func unreadableValue(_ column: Int32, _ problem: String) -> any Error
 }
 
-extension SQLRow {
+extension StoreRow {
     func date(_ column: Int32) throws -> Date { Date(milliseconds: try int64(column)) }
     func optionalDate(_ column: Int32) throws -> Date? { isNull(column) ? nil : try date(column) }
 }

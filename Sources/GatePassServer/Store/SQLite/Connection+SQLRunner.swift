@@ -8,9 +8,7 @@ extension Connection: SQLRunner {
     func lockEventOrder() {}
 }
 
-extension Row: SQLRow {
-    func unreadableValue(_ column: Int32, _ problem: String) -> any Error { unreadable(column, problem) }
-}
+extension Row: StoreRow {}
 
 extension Schema {
     /// The migrations in SQLite's words, for SQLite's migrator.

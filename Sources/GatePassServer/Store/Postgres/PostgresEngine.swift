@@ -1,0 +1,177 @@
+import Foundation
+import GatePassCore
+import Postgres
+
+/// The PostgreSQL engine under `ServerDatabase`: the database several `gatepass serve`
+/// instances share. Reads run on pooled connections, each in a REPEATABLE READ snapshot (what
+/// SQLite's WAL readers see). Writes run one at a time across every instance: each write
+/// transaction first takes one transaction-scoped advisory lock, held to its commit.
+///
+/// Why one writer at a time: every exactly-once rule of the store (a pass checked in once, an
+/// OTP limit, an idempotency key answered once, the audit chain's next link, event ids that
+/// become visible in the order they were given) was built on SQLite's single writer, and the
+/// lock keeps each of them true with any number of instances, with no retry of a body that
+/// may have run halfway. Reads, which are most requests, run in parallel everywhere.
+final class PostgresEngine: DatabaseEngine {
+    let url: String
+    private let pool: PostgresPool
+    private let writeQueue = DispatchQueue(label: "gatepass.postgres-writes", attributes: .concurrent)
+    private let refusing = Locked<Bool>(false)
+    private let writes = DispatchGroup()
+
+    /// Connects, then applies the migrations this database lacks (under a session lock, so two
+    /// instances starting at once do not both migrate).
+    /// - Throws: `PGError`, or `StoredDataError` for a database migrated by a newer build.
+    init(url: String, poolSize: Int = 8) throws {
+        self.url = url
+        let bootstrap = try PGConnection(url: url, applicationName: "gatepass")
+        defer { bootstrap.close() }
+        try PostgresMigrator.migrate(bootstrap, Schema.migrations)
+        pool = PostgresPool(url: url, size: poolSize)
+    }
+
+    func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
+        try pool.withConnection { connection in
+            try connection.inTransaction(.repeatableRead) { try body(SQLTransaction(connection)) }
+        }
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
+        writes.enter()
+        defer { writes.leave() }
+        guard !refusing.withLock({ $0 }) else { throw PostgresEngineError.closing }
+        return try pool.withConnection { connection in
+            try connection.inTransaction(.readCommitted) {
+                _ = try connection.execute("SELECT pg_advisory_xact_lock(?)", [PostgresLocks.writer])
+                return try body(SQLTransaction(connection))
+            }
+        }
+    }
+
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
+                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        writeQueue.async { [self] in completion(Result { try write(body) }) }
+    }
+
+    func probeReadable() throws {
+        let connection = try PGConnection(url: url, applicationName: "gatepass-probe")
+        defer { connection.close() }
+        _ = try connection.scalarInt("SELECT COUNT(*) FROM schema_migrations")
+    }
+
+    /// Takes the write lock and gives it back, waiting its turn like any write.
+    func probeWritable() throws {
+        try pool.withConnection { connection in
+            try connection.inTransaction(.readCommitted) {
+                _ = try connection.execute("SELECT pg_advisory_xact_lock(?)", [PostgresLocks.writer])
+            }
+        }
+    }
+
+    func refuseQueuedWrites() {
+        refusing.withLock { $0 = true }
+        writes.wait()
+    }
+
+    /// PostgreSQL keeps an erased row's old version until VACUUM reclaims it; this runs one on
+    /// the tables an erase touches, so the space is marked free soon rather than at autovacuum's
+    /// leisure (VACUUM frees the space; it does not overwrite it: README "PostgreSQL").
+    func truncateJournal() throws {
+        try pool.withConnection { connection in
+            try connection.executeScript("VACUUM visitors, scans, events, mail_queue, audit_log, push_deliveries")
+        }
+    }
+
+    func close() {
+        writes.wait()
+        pool.close()
+    }
+}
+
+/// The advisory lock keys of the store (one 64-bit space per database, shared with any other
+/// user of advisory locks there; these are unlikely to collide: "GPW", "GPE", "GPM", "GPJ").
+enum PostgresLocks {
+    static let writer: Int64 = 0x4750_5700_0000_0001
+    static let eventOrder: Int64 = 0x4750_4500_0000_0001
+    static let migration: Int64 = 0x4750_4D00_0000_0001
+    /// A periodic job's lock is this plus the job's number.
+    static let jobs: Int64 = 0x4750_4A00_0000_0000
+}
+
+enum PostgresEngineError: Error, CustomStringConvertible, DatabaseFailure {
+    case closing
+
+    var description: String { "the database is closing; the change was not made" }
+    var isClosing: Bool { true }
+    var isBusy: Bool { false }
+}
+
+/// Connections handed to one thread at a time; a connection found broken is closed rather
+/// than returned, so the next request opens a new one (PostgreSQL restarted, say).
+final class PostgresPool: @unchecked Sendable {
+    // @unchecked: `idle` and `closed` are guarded by `lock`; a borrowed connection is touched
+    // only by the thread that borrowed it.
+    private let url: String
+    private let size: Int
+    private var idle: [PGConnection] = []
+    private var closed = false
+    private let lock = NSLock()
+
+    init(url: String, size: Int) {
+        self.url = url
+        self.size = size
+    }
+
+    func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        lock.lock()
+        let borrowed = idle.popLast()
+        lock.unlock()
+        let connection = try borrowed ?? PGConnection(url: url, applicationName: "gatepass")
+        defer { giveBack(connection) }
+        return try body(connection)
+    }
+
+    private func giveBack(_ connection: PGConnection) {
+        lock.lock()
+        let keep = !closed && connection.isHealthy && !connection.isInTransaction && idle.count < size
+        if keep { idle.append(connection) }
+        lock.unlock()
+        if !keep { connection.close() }
+    }
+
+    func close() {
+        lock.lock()
+        closed = true
+        let all = idle
+        idle.removeAll()
+        lock.unlock()
+        for connection in all { connection.close() }
+    }
+}
+
+/// Applies the numbered migrations (`Schema.migrations`, in PostgreSQL's words) in order, each
+/// in its own transaction, under a session advisory lock; refuses a database that has applied
+/// a migration this build does not know (a newer build migrated it).
+enum PostgresMigrator {
+    @discardableResult
+    static func migrate(_ connection: PGConnection, _ migrations: [SchemaMigration]) throws -> [String] {
+        _ = try connection.execute("SELECT pg_advisory_lock(?)", [PostgresLocks.migration])
+        defer { _ = try? connection.execute("SELECT pg_advisory_unlock(?)", [PostgresLocks.migration]) }
+        try connection.executeScript(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+        let applied = Set(try connection.query("SELECT id FROM schema_migrations") { try $0.string(0) })
+        let known = Set(migrations.map(\.id))
+        if let unknown = applied.subtracting(known).sorted().first {
+            throw StoredDataError("the database has migration \(unknown), which this build does not know: a newer gatepass migrated it")
+        }
+        var appliedNow: [String] = []
+        for migration in migrations where !applied.contains(migration.id) {
+            try connection.inTransaction(.readCommitted) {
+                try connection.executeScript(migration.postgres)
+                _ = try connection.execute("INSERT INTO schema_migrations (id) VALUES (?)", [migration.id])
+            }
+            appliedNow.append(migration.id)
+        }
+        return appliedNow
+    }
+}
