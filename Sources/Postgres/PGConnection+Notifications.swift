@@ -44,11 +44,12 @@ extension PGConnection {
 
     /// The connection's socket (`PQsocket`), for a caller that waits on several connections
     /// with its own `poll`; -1 when there is no connection.
-    public var socket: Int32 { PQsocket(handle) }
+    public var socket: Int32 { isClosed ? -1 : PQsocket(handle) }
 
     /// The notifications that have arrived, without waiting: reads what the socket holds
     /// (`PQconsumeInput`), then takes every notification libpq has parsed (`PQnotifies`).
     public func notifications() throws(PGError) -> [PGNotification] {
+        precondition(!isClosed, "PGConnection used after close()")
         guard PQconsumeInput(handle) == 1 else {
             throw PGError(message: LibPQ.errorMessage(handle), connectionWasBad: true)
         }
@@ -60,6 +61,7 @@ extension PGConnection {
     /// are returned at once. The corresponding C calls are `poll` on `PQsocket`, then
     /// `PQconsumeInput` and `PQnotifies`.
     public func waitForNotifications(timeoutMilliseconds: Int32) throws(PGError) -> [PGNotification] {
+        precondition(!isClosed, "PGConnection used after close()")
         let already = drainNotifications()
         guard already.isEmpty else { return already }
         let clock = ContinuousClock()

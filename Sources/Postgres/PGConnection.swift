@@ -17,7 +17,7 @@ typealias PGResultHandle = OpaquePointer
 /// `PQexecPrepared`, since the store runs the same few statements again and again.
 public final class PGConnection: @unchecked Sendable {
     let handle: PGConnectionHandle
-    private var isClosed = false
+    private(set) var isClosed = false
     /// The `$n` form of each SQL text seen, so the text is scanned once.
     private var rewrittenSQL: [String: PlaceholderRewriter.Rewritten] = [:]
     /// The server-side name of each SQL text prepared on this connection.
@@ -146,7 +146,10 @@ public final class PGConnection: @unchecked Sendable {
             // The server dropped the statement (DEALLOCATE, a pooler) or a table it reads
             // changed shape under it. Prepare it again, once; inside a transaction the failure
             // has already aborted the transaction, so there it is the caller's to retry.
-            preparedStatements[sql] = nil
+            if let stale = preparedStatements.removeValue(forKey: sql), error.sqlState == "0A000" {
+                // Still held by the server, under a name nothing will use again.
+                _ = try? executeScript("DEALLOCATE \(stale)")
+            }
             return try runPrepared(sql, rewritten, parameters)
         }
     }
@@ -165,8 +168,12 @@ public final class PGConnection: @unchecked Sendable {
         if let name = preparedStatements[sql] { return name }
         preparedStatementCounter += 1
         let name = "gatepass_\(preparedStatementCounter)"
-        // The types come from the first arguments bound. A later NULL (type 0) in a slot
-        // first seen as, say, an integer still binds: NULL fits any type.
+        // The types come from the first arguments bound. A later NULL in a slot first seen
+        // as, say, an integer still binds (NULL fits any type), and a slot first bound as
+        // NULL takes the type the server infers from the SQL. A slot bound later with another
+        // kind of value than it was prepared for fails on the server: the store binds one
+        // kind per placeholder. The integer type is int8, which PostgreSQL does not assign to
+        // a boolean column: a Bool binds as 0 or 1, for an integer column, as on SQLite.
         let raw = parameters.types.withUnsafeBufferPointer {
             PQprepare(handle, name, rewritten.sql, Int32($0.count), $0.baseAddress)
         }

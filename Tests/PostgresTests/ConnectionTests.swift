@@ -195,6 +195,8 @@ import Testing
         try withTemporaryDatabase { connection, _ in
             #expect(connection.isHealthy)
             #expect(connection.serverVersion >= 100_000)
+            let name = try connection.queryFirst("SELECT current_setting('application_name')") { try $0.string(0) }
+            #expect(name == "gatepass-postgres-tests")
             connection.close()
             connection.close()
             #expect(!connection.isHealthy)

@@ -31,3 +31,17 @@ import Testing
         }
     }
 }
+
+@Suite struct ConnectionURLTests {
+    @Test func aPasswordInTheUserInfoOrTheQueryIsScrubbedAsWrittenAndDecoded() {
+        let url = "postgresql://gate:p%40ss@db.example:5432/gatepass?sslmode=require&password=other"
+        #expect(ConnectionURL.passwords(in: url) == ["p%40ss", "other"])
+        let message = ConnectionURL.scrubbingPassword(of: url, from: "failed for p%40ss, p@ss and other")
+        #expect(message == "failed for ***, *** and ***")
+    }
+
+    @Test func aURLWithoutPasswordLeavesTheMessageAlone() {
+        #expect(ConnectionURL.passwords(in: "postgres://gate@127.0.0.1/db").isEmpty)
+        #expect(ConnectionURL.scrubbingPassword(of: "postgres://gate@127.0.0.1/db", from: "refused") == "refused")
+    }
+}
