@@ -29,7 +29,7 @@ struct AuditVerifyCommand: GatePassCommand {
         guard FileManager.default.fileExists(atPath: database) else { throw CommandFailure("no database at \(database)") }
         let verdict: AuditVerdict
         do {
-            verdict = try AuditVerification.verify(databasePath: database, secretFile: secretFile)
+            verdict = try AuditVerification.verify(database: database, secretFile: secretFile)
         } catch {
             throw CommandFailure("cannot verify \(database): \(error)")
         }

@@ -20,7 +20,7 @@ public final class GatePassServer: @unchecked Sendable {
     public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any WallClock = SystemWallClock(),
                 logSink: any LogSink = StandardErrorLog()) throws {
         try configuration.validate()
-        let store = try ServerDatabase(path: configuration.database, synchronous: configuration.sqliteSynchronous,
+        let store = try ServerDatabase.open(configuration.databaseLocation, synchronous: configuration.sqliteSynchronous,
                               busyTimeoutMilliseconds: Int32(configuration.sqliteBusyTimeoutMilliseconds))
         let secret: ServerSecret
         do {

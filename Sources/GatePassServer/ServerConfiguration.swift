@@ -8,7 +8,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var host = "127.0.0.1"
     /// TCP port; 0 picks a free one and prints it.
     public var port: Int = 8080
-    /// The SQLite database file.
+    /// The database: a SQLite file (`PATH` or `sqlite:PATH`) or a PostgreSQL URL
+    /// (`postgres://USER@HOST:PORT/DATABASE`, the password from PGPASSWORD or a passfile).
     public var database = "gatepass.db"
     /// Where the token/OTP signing secret lives; by default beside the database (`<db>.secret`).
     public var secretFile: String?
@@ -181,7 +182,11 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             if !condition { throw ConfigurationError(message: message) }
         }
         try require((0...65_535).contains(port), "port must be between 0 and 65535")
-        try require(!database.isEmpty, "database must name a file")
+        let location = try DatabaseLocation(database)
+        if case .postgres = location {
+            // Every instance must sign and check with one secret: it cannot be made per machine.
+            try require(secretFile != nil, "a PostgreSQL database needs secretFile: the secret every instance shares")
+        }
         try require(otpLifetimeSeconds > 0, "otpLifetimeSeconds must be positive")
         try require((0...600_000).contains(sqliteBusyTimeoutMilliseconds),
                     "sqliteBusyTimeoutMilliseconds must be between 0 and 600000")
@@ -240,8 +245,21 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     }
 
     public var resolvedTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
-    public var resolvedSecretFile: String { secretFile ?? database + ".secret" }
-    public var resolvedPassKeysFile: String { passKeysFile ?? PassKeyring.path(forDatabase: database) }
+    /// What `database` names (checked by `validate`, so a validated configuration never traps here).
+    public var databaseLocation: DatabaseLocation {
+        guard let location = try? DatabaseLocation(database) else { preconditionFailure("an unvalidated configuration") }
+        return location
+    }
+    /// The path the state files are named after: the SQLite file, or with PostgreSQL
+    /// `gatepass` in the secret file's folder.
+    var stateFileStem: String {
+        switch databaseLocation {
+        case .sqlite(let path): return path
+        case .postgres: return databaseLocation.defaultStateFolder(secretFile: secretFile) + "/gatepass"
+        }
+    }
+    public var resolvedSecretFile: String { secretFile ?? stateFileStem + ".secret" }
+    public var resolvedPassKeysFile: String { passKeysFile ?? PassKeyring.path(forDatabase: stateFileStem) }
 }
 
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {

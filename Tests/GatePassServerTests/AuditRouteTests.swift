@@ -19,7 +19,7 @@ extension TestServer {
 
     func verifyAudit() throws -> AuditVerdict {
         server.application.auditLog.waitForHead()
-        return try AuditVerification.verify(databasePath: server.application.configuration.database)
+        return try AuditVerification.verify(database: server.application.configuration.database)
     }
 }
 
@@ -365,7 +365,7 @@ private func object(_ value: Any?) -> [String: Any]? { value as? [String: Any] }
             #expect(try store.read { tx in try tx.audit.entries(after: 0, limit: 10_000).count } >= entries)
             _ = try store.writeConnection { db in try db.execute("DELETE FROM audit_log WHERE seq = ?", [head.seq]) }
             store.close()
-            let verdict = try AuditVerification.verify(databasePath: database)
+            let verdict = try AuditVerification.verify(database: database)
             #expect(!verdict.isIntact && verdict.description.contains("removed"), "\(verdict)")
         }
     }

@@ -129,7 +129,7 @@ import Testing
                 .filter { $0.entry.action == "retention.run" }
             #expect(runs.map(\.entry.after) == [#"{"scans":1,"visitors":1}"#, #"{"scans":0,"visitors":0}"#])
             #expect(runs.allSatisfy { $0.entry.actorKind == .user && $0.entry.actorId == site.owner.id })
-            #expect(try AuditVerification.verify(databasePath: server.directory + "/gatepass.db").isIntact)
+            #expect(try AuditVerification.verify(database: server.directory + "/gatepass.db").isIntact)
         }
     }
 
@@ -180,7 +180,7 @@ import Testing
             #expect(entries.last?.entry.action == "visitor.erase")
             #expect(entries.dropLast().allSatisfy { $0.erased && $0.entry.before == nil && $0.entry.after == nil })
             #expect(entries.last?.entry.after == #"{"scans":1,"visitors":1}"#)
-            #expect(try AuditVerification.verify(databasePath: server.directory + "/gatepass.db").isIntact)
+            #expect(try AuditVerification.verify(database: server.directory + "/gatepass.db").isIntact)
 
             // Again: nothing left to erase, no second entry.
             #expect(try server.post("/api/admin/visitors/\(id)/erase", token: site.ownerToken).status == 200)
@@ -333,7 +333,7 @@ import Testing
                 #expect(runs.map(\.entry.action) == ["retention.run"], "only the run that changed something is recorded")
                 #expect(runs.first?.entry.actorKind == .system && runs.first?.entry.after == #"{"scans":0,"visitors":1}"#)
             }
-            #expect(try AuditVerification.verify(databasePath: directory + "/gatepass.db").isIntact)
+            #expect(try AuditVerification.verify(database: directory + "/gatepass.db").isIntact)
         }
     }
 
@@ -390,7 +390,7 @@ import Testing
             let store = try ServerDatabase(path: path)
             defer { store.close() }
             #expect(try store.read { tx in try tx.visitors.find(id: visitorId)?.visitor.name } == "(anonymised)")
-            #expect(try AuditVerification.verify(databasePath: path).isIntact)
+            #expect(try AuditVerification.verify(database: path).isIntact)
             #expect(throws: Administration.Failure.self) {
                 try Administration.runRetention(databasePath: path, secretFile: directory + "/missing.secret", dryRun: true, now: later)
             }

@@ -1,20 +1,25 @@
 import Foundation
 import GatePassCore
 
-/// `gatepass audit verify --db PATH`: the chain of a database file, checked with the key from
+/// `gatepass audit verify --db PATH|URL`: the chain of a database, checked with the key from
 /// its server secret (a file outside the database) and the head kept beside it.
 public enum AuditVerification {
     /// - Parameters:
-    ///   - secretFile: the server's secret (default `<database>.secret`); it must exist: a
-    ///     verification never makes a new one.
-    public static func verify(databasePath: String, secretFile: String? = nil) throws -> AuditVerdict {
-        let secretPath = secretFile ?? databasePath + ".secret"
+    ///   - database: a SQLite path or a PostgreSQL URL (`DatabaseLocation`).
+    ///   - secretFile: the server's secret (default `<database>.secret`; required with
+    ///     PostgreSQL); it must exist: a verification never makes a new one.
+    public static func verify(database: String, secretFile: String? = nil) throws -> AuditVerdict {
+        var configuration = ServerConfiguration()
+        configuration.database = database
+        configuration.secretFile = secretFile
+        try configuration.validate()
+        let secretPath = configuration.resolvedSecretFile
         guard FileManager.default.fileExists(atPath: secretPath) else {
             throw ConfigurationError(message: "no server secret at \(secretPath): the audit key comes from it (give --secret-file)")
         }
         let secret = try ServerSecret.loadOrCreate(path: secretPath)
-        let head = try AuditHead.read(path: AuditHead.path(forDatabase: databasePath))
-        let store = try ServerDatabase(path: databasePath)
+        let head = try AuditHead.read(path: AuditHead.path(forDatabase: configuration.stateFileStem))
+        let store = try ServerDatabase.open(configuration.databaseLocation)
         defer { store.close() }
         return try AuditVerifier.verify(store, chain: AuditChain(key: secret.key(for: "audit-chain")), head: head)
     }

@@ -60,6 +60,6 @@ struct SQLBlocklistRepository<Database: SQLRunner>: BlocklistRepository {
             arguments += [organizationId, key, now.milliseconds]
         }
         guard !probes.isEmpty else { return nil }
-        return ("SELECT \(columns) FROM (\(probes.joined(separator: " UNION "))) ORDER BY created_at, seq", arguments)
+        return ("SELECT \(columns) FROM (\(probes.joined(separator: " UNION "))) AS candidates ORDER BY created_at, seq", arguments)
     }
 }

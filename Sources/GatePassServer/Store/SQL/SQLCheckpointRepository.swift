@@ -44,7 +44,7 @@ struct SQLCheckpointRepository<Database: SQLRunner>: CheckpointRepository {
         // A checkpoint retired again keeps its first retirement time.
         try db.execute("""
             UPDATE checkpoints SET name = ?,
-                retired_at = CASE WHEN ? THEN COALESCE(retired_at, ?) ELSE NULL END
+                retired_at = CASE WHEN ? = 1 THEN COALESCE(retired_at, ?) ELSE NULL END
             WHERE id = ?
             """, [name, retired, time.milliseconds, id])
     }

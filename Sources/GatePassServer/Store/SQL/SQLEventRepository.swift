@@ -115,7 +115,8 @@ enum NotificationQueries {
     /// A condition on the user row `userAlias`; binds the event's approver id twice (or, with
     /// an event alias, reads it from the event row).
     static func roleAudienceSQL(userAlias u: String, eventAlias e: String?) -> String {
-        let approver = e.map { "\($0).approver_id" } ?? "?"
+        // The cast gives PostgreSQL the type of a parameter it sees only in IS NULL.
+        let approver = e.map { "\($0).approver_id" } ?? "CAST(? AS TEXT)"
         let approverAgain = e.map { "\($0).approver_id" } ?? "?"
         return "(\(u).role IN ('OWNER', 'ADMIN') OR (\(u).role = 'APPROVER' AND (\(approver) IS NULL OR \(u).id = \(approverAgain))))"
     }
