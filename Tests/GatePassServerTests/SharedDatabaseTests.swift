@@ -112,3 +112,120 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 }
+
+/// Two `gatepass serve` instances on one PostgreSQL database, as behind a load balancer: each
+/// rule holds whichever instance a request reaches.
+@Suite(.enabled(if: PostgresCluster.isAvailable, Comment(rawValue: PostgresCluster.unavailableReason)))
+struct TwoInstanceTests {
+    /// Starts two servers on one new database, sharing one clock and one set of state files.
+    func withTwoInstances<T>(configure: (inout ServerConfiguration) -> Void = { _ in },
+                             _ body: (TestServer, TestServer) throws -> T) throws -> T {
+        let url = try PostgresCluster.shared().makeDatabase()
+        return try withTemporaryDirectory { directory in
+            var configuration = ServerConfiguration()
+            Backend.postgres.configure(&configuration, directory: directory, url: url)
+            configuration.port = 0
+            configuration.threads = 8
+            configure(&configuration)
+            let clock = TestClock(Timestamp.parse("2026-11-29T12:00:00Z")!)
+            let (logA, logB) = (RecordingLog(), RecordingLog())
+            let a = try GatePassServer(configuration: configuration, devMode: true, clock: clock, logSink: logA)
+            defer { a.stop(grace: .seconds(2)) }
+            let b = try GatePassServer(configuration: configuration, devMode: true, clock: clock, logSink: logB)
+            defer { b.stop(grace: .seconds(2)) }
+            return try body(TestServer(server: a, clock: clock, log: logA, directory: directory),
+                            TestServer(server: b, clock: clock, log: logB, directory: directory))
+        }
+    }
+
+    @Test func twentyFourCheckInsAcrossBothGiveOneCheckedIn() throws {
+        try withTwoInstances { a, b in
+            let site = try a.makeSite()
+            let visitor = try a.createVisitor(site.ownerToken, ["name": "Racing Visitor"])
+            let shortId = visitor["shortId"] as! String
+            let ports = [a.port, b.port]
+            let results = runConcurrently(CheckInRaceTests.threads) { index, startGate in
+                let client = LoopbackHTTPClient(port: ports[index % 2])
+                _ = try client.get("/api/healthz")
+                startGate()
+                let answer = try client.send("POST", "/api/visitor-scanner/checkin", token: site.scanner, json: ["shortId": shortId])
+                guard answer.status == 200, let result = answer.json?["result"] as? String else {
+                    throw TestFailure("check-in answered \(answer.status): \(answer.text)")
+                }
+                return result
+            }
+            let answers = try results.map { try $0.get() }
+            #expect(answers.filter { $0 == "CHECKED_IN" }.count == 1)
+            #expect(answers.filter { $0 == "ALREADY_CHECKED_IN" }.count == CheckInRaceTests.threads - 1)
+            #expect(try b.history(site.ownerToken, "result=CHECKED_IN").count == 1)
+        }
+    }
+
+    @Test func aLoginOnOneWorksOnTheOther() throws {
+        try withTwoInstances { a, b in
+            let owner = try a.addUser("owner@acme.test", role: .owner)
+            let token = try a.login(owner.email)
+            let me = try b.client().get("/api/auth/me", token: token)
+            #expect(me.status == 200, "\(me.text)")
+            let out = try a.client().send("POST", "/api/auth/logout", token: token, json: [String: Any]())
+            #expect(out.status == 200 || out.status == 204, "\(out.text)")
+            #expect(try b.client().get("/api/auth/me", token: token).status == 401)
+        }
+    }
+
+    @Test func anEventCausedOnOneArrivesOnAStreamHeldOnTheOther() throws {
+        try withTwoInstances { a, b in
+            let site = try a.makeSite()
+            let stream = try SSETestClient(port: b.port, token: site.ownerToken)
+            let visitor = try a.createVisitor(site.ownerToken, ["name": "Crossing Over"])
+            let answer = try a.client().send("POST", "/api/visitor-scanner/checkin", token: site.scanner,
+                                             json: ["shortId": visitor["shortId"] as! String])
+            #expect(answer.status == 200)
+            let frame = stream.nextEvent(timeout: 30)
+            #expect(frame?.event == "visitor.arrived")
+            // Reconnecting to the first instance from that id replays nothing twice.
+            let replay = try SSETestClient(port: a.port, token: site.ownerToken, lastEventId: frame?.id.map(String.init))
+            let more = try a.client().send("POST", "/api/visitor-scanner/checkin", token: site.scanner,
+                                           json: ["shortId": try a.createVisitor(site.ownerToken, ["name": "Second"])["shortId"] as! String])
+            #expect(more.status == 200)
+            // Every event after the one B delivered, in order, none twice, up to the second arrival.
+            var seen: [Int64] = []
+            while let next = replay.nextEvent(timeout: 30), let id = next.id {
+                seen.append(id)
+                if next.event == "visitor.arrived" { break }
+            }
+            let first = try #require(frame?.id)
+            #expect(!seen.isEmpty && seen == seen.sorted() && Set(seen).count == seen.count && seen.allSatisfy { $0 > first },
+                    "\(seen) after \(first)")
+        }
+    }
+
+    @Test func anIdempotentReplaySentToTheOtherInstanceIsRecognised() throws {
+        try withTwoInstances { a, b in
+            let site = try a.makeSite()
+            let visitor = try a.createVisitor(site.ownerToken, ["name": "Once Only"])
+            let body: [String: Any] = ["shortId": visitor["shortId"] as! String]
+            let first = try a.client().send("POST", "/api/visitor-scanner/checkin", token: site.scanner,
+                                            headers: ["Idempotency-Key": "two-instances-1"], json: body)
+            let second = try b.client().send("POST", "/api/visitor-scanner/checkin", token: site.scanner,
+                                             headers: ["Idempotency-Key": "two-instances-1"], json: body)
+            #expect(first.status == 200 && second.status == 200)
+            #expect(first.json?["scanId"] as? String == second.json?["scanId"] as? String)
+            #expect(second.json?["result"] as? String == "CHECKED_IN")
+            #expect(try b.history(site.ownerToken, "").count == 1)
+        }
+    }
+
+    @Test func theOTPLimitHoldsAcrossBoth() throws {
+        try withTwoInstances(configure: { $0.otpSendsPerHour = 4 }) { a, b in
+            let user = try a.addUser("limited@acme.test", role: .owner)
+            var statuses: [Int] = []
+            for index in 0..<6 {
+                let server = index % 2 == 0 ? a : b
+                statuses.append(try server.client().send("POST", "/api/auth/send-otp", json: ["email": user.email]).status)
+                a.clock.advance(by: 31)
+            }
+            #expect(statuses == [202, 202, 202, 202, 429, 429], "\(statuses)")
+        }
+    }
+}
