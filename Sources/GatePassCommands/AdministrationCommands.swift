@@ -27,7 +27,7 @@ enum AdministrationCommands {
 
     static func openStore(_ path: String) throws -> ServerDatabase {
         do {
-            return try ServerDatabase(path: path)
+            return try ServerDatabase.open(DatabaseLocation(path))
         } catch {
             throw CommandFailure("cannot open the database \(path): \(error)")
         }
