@@ -358,7 +358,17 @@ public final class GatePassApplication: HTTPResponder {
         if call.effects.audited { moveAuditHead() }
         if call.effects.erasedPersonalData { erased() }
         if call.effects.queuedMail { mailWorker.wake() }
-        call.effects.apply(to: eventHub)
+        call.effects.apply(to: eventHub, announcingTo: store)
+    }
+
+    /// Another server sharing the database announced something (PostgreSQL's NOTIFY): this
+    /// one's streams follow as if it had happened here.
+    func heard(_ announcement: StoreAnnouncement) {
+        switch announcement {
+        case .committed: eventHub.committed()
+        case .sessionsEnded: eventHub.sessionsEnded()
+        case .rightsChanged(let userIds): eventHub.endStreams(ofUsers: Set(userIds))
+        }
     }
 
     /// Follow-ups of one request's transaction, run after it commits (never before: a worker
@@ -385,11 +395,18 @@ public final class GatePassApplication: HTTPResponder {
         /// streams were filtered for the old rights, so they end and reconnect under the new.
         func noteChangedRights(ofUser userId: String) { changedUsers.withLock { _ = $0.insert(userId) } }
 
-        /// What the event hub must do now that the transaction committed.
-        func apply(to hub: EventHub) {
-            if endedSessions.load(ordering: .acquiring) { hub.sessionsEnded() }
+        /// What the event hub must do now that the transaction committed, here and on the
+        /// other servers sharing the database.
+        func apply(to hub: EventHub, announcingTo store: ServerDatabase) {
+            if endedSessions.load(ordering: .acquiring) {
+                hub.sessionsEnded()
+                store.announce(.sessionsEnded)
+            }
             let users = changedUsers.withLock { $0 }
-            if !users.isEmpty { hub.endStreams(ofUsers: users) }
+            if !users.isEmpty {
+                hub.endStreams(ofUsers: users)
+                store.announce(.rightsChanged(userIds: users.sorted()))
+            }
         }
     }
 

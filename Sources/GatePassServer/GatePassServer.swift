@@ -61,6 +61,8 @@ public final class GatePassServer: @unchecked Sendable {
         application.runDueRetention()
         do {
             try application.eventHub.start()
+            store.startListening({ [application] announcement in application.heard(announcement) },
+                                 log: { [application] line in application.logSink.log("database: \(line)") })
             port = try http.start()
         } catch {
             application.eventHub.stop()

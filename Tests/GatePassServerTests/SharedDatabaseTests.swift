@@ -228,4 +228,35 @@ struct TwoInstanceTests {
             #expect(statuses == [202, 202, 202, 202, 429, 429], "\(statuses)")
         }
     }
+
+    @Test func aLogoutOnOneEndsTheStreamsOfThatSessionOnTheOtherAtOnce() throws {
+        try withTwoInstances { a, b in
+            let owner = try a.addUser("owner@acme.test", role: .owner)
+            let token = try a.login(owner.email)
+            let stream = try SSETestClient(port: b.port, token: token)
+            let out = try a.client().send("POST", "/api/auth/logout", token: token, json: [String: Any]())
+            #expect(out.status == 200 || out.status == 204, "\(out.text)")
+            // B hears of it by NOTIFY; without it B would end the stream only at its 30-second
+            // revalidation, after this bound (which otherwise only catches a hang).
+            let deadline = Date().addingTimeInterval(20)
+            while !stream.ended, Date() < deadline { _ = stream.nextFrame(timeout: deadline.timeIntervalSinceNow) }
+            #expect(stream.ended)
+        }
+    }
+
+    @Test func statsOnOneCountACheckInOnTheOther() throws {
+        try withTwoInstances { a, b in
+            let site = try a.makeSite()
+            func onSite() throws -> Int? {
+                try b.client().get("/api/visitor-scanner/stats", token: site.scanner).json?["onSite"] as? Int
+            }
+            #expect(try onSite() == 0)
+            let visitor = try a.createVisitor(site.ownerToken, ["name": "Counted"])
+            let answer = try a.client().send("POST", "/api/visitor-scanner/checkin", token: site.scanner,
+                                             json: ["shortId": visitor["shortId"] as! String])
+            #expect(answer.status == 200)
+            // B's cached answer is dropped when A's commit is announced (another server's state: polled).
+            #expect(try eventually { try onSite() == 1 })
+        }
+    }
 }

@@ -337,15 +337,15 @@ extension GatePassApplication {
         let organization = call.caller.organizationId
         let checkpoint = call.request.query["checkpointId"]
         let key = StatsCache.Key(organization: organization, checkpoint: checkpoint)
-        let generation = store.writeGeneration.load(ordering: .acquiring)
-        if let cached = statsCache.lookup(key, generation: generation, now: call.now) { return cached }
+        let generation = store.cacheGeneration
+        if let generation, let cached = statsCache.lookup(key, generation: generation, now: call.now) { return cached }
         // "Today" is the site's: its zone is read in this generation, so a change of it (a
         // committed write) is never answered from an entry of the old zone.
         let zone = try site(organization, tx).timeZone
         let today = ValidityWindow.day(containing: call.now, in: zone)
         let stats = try tx.visitors.counts(organizationId: organization, checkpointId: checkpoint, day: today)
         let response = JSONBody.response(stats)
-        statsCache.store(response, for: key, generation: generation, day: today)
+        if let generation { statsCache.store(response, for: key, generation: generation, day: today) }
         return response
     }
 

@@ -20,4 +20,13 @@ protocol DatabaseEngine: Sendable {
     func truncateJournal() throws
     /// Finishes work in progress and closes every connection.
     func close()
+
+    /// Tells the other servers sharing this database (see `StoreAnnouncement`).
+    func announce(_ announcement: StoreAnnouncement)
+    /// Hears the other servers' announcements until `close`; `handler` runs on a thread of
+    /// the engine's. Where there are no other servers (SQLite) it is never called.
+    func startListening(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void, log: @escaping @Sendable (String) -> Void)
+    /// False while announcements that other servers may be sending cannot be heard (the
+    /// listener's connection is down): then nothing may be answered from a cache.
+    var hearsOtherServers: Bool { get }
 }

@@ -55,4 +55,22 @@ public final class ServerDatabase: Sendable {
 
     /// Finishes queued writes and closes every connection.
     public func close() { engine.close() }
+
+    /// Tells the other servers sharing this database, after a commit (see `StoreAnnouncement`).
+    func announce(_ announcement: StoreAnnouncement) { engine.announce(announcement) }
+
+    /// Hears the other servers' announcements; a commit of theirs moves `writeGeneration`
+    /// (so a cached answer is not reused) before `handler` hears of it.
+    func startListening(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void, log: @escaping @Sendable (String) -> Void) {
+        engine.startListening({ [self] announcement in
+            if announcement == .committed { writeGeneration.add(1, ordering: .releasing) }
+            handler(announcement)
+        }, log: log)
+    }
+
+    /// The generation a cached answer may be keyed on, or nil when none may be reused: another
+    /// server's commits cannot be heard right now.
+    var cacheGeneration: UInt64? {
+        engine.hearsOtherServers ? writeGeneration.load(ordering: .acquiring) : nil
+    }
 }

@@ -18,6 +18,10 @@ final class PostgresEngine: DatabaseEngine {
     private let writeQueue = DispatchQueue(label: "gatepass.postgres-writes", attributes: .concurrent)
     private let refusing = Locked<Bool>(false)
     private let writes = DispatchGroup()
+    /// This server among those sharing the database: its own announcements come back to it
+    /// through LISTEN and are skipped by this prefix.
+    let instance = String(UUID().uuidString.prefix(8)).lowercased()
+    private let listener: PostgresListener
 
     /// Connects, then applies the migrations this database lacks (under a session lock, so two
     /// instances starting at once do not both migrate).
@@ -28,7 +32,11 @@ final class PostgresEngine: DatabaseEngine {
         defer { bootstrap.close() }
         try PostgresMigrator.migrate(bootstrap, Schema.migrations)
         pool = PostgresPool(url: url, size: poolSize)
+        listener = PostgresListener(url: url, channel: PostgresEngine.channel, instance: instance)
     }
+
+    /// The channel every server of one database announces on and listens to.
+    static let channel = "gatepass"
 
     func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
         try pool.withConnection { connection in
@@ -43,7 +51,11 @@ final class PostgresEngine: DatabaseEngine {
         return try pool.withConnection { connection in
             try connection.inTransaction(.readCommitted) {
                 _ = try connection.execute("SELECT pg_advisory_xact_lock(?)", [PostgresLocks.writer])
-                return try body(SQLTransaction(connection))
+                let result = try body(SQLTransaction(connection))
+                // Delivered at the commit, and only if it commits: the other servers read the
+                // log and drop cached answers (ids only; see StoreAnnouncement).
+                _ = try connection.execute("SELECT pg_notify(?, ?)", [PostgresEngine.channel, instance + " c"])
+                return result
             }
         }
     }
@@ -84,7 +96,101 @@ final class PostgresEngine: DatabaseEngine {
 
     func close() {
         writes.wait()
+        listener.stop()
         pool.close()
+    }
+
+    /// A commit is announced inside its own transaction (see `write`); the others are sent
+    /// after their commit, on their own.
+    func announce(_ announcement: StoreAnnouncement) {
+        guard announcement != .committed else { return }
+        do {
+            try pool.withConnection { connection in
+                for payload in announcement.payloads {
+                    _ = try connection.execute("SELECT pg_notify(?, ?)", [PostgresEngine.channel, instance + " " + payload])
+                }
+            }
+        } catch {
+            // The other servers still learn of it: they revalidate their streams every 30 s.
+            listener.logFailure("announcing \(announcement): \(error)")
+        }
+    }
+
+    func startListening(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void, log: @escaping @Sendable (String) -> Void) {
+        listener.start(handler, log: log)
+    }
+
+    var hearsOtherServers: Bool { listener.isListening }
+}
+
+/// The LISTEN side of `StoreAnnouncement`: one connection of its own, on one thread. When the
+/// connection is lost it reconnects (every second while it cannot), and after each connect it
+/// reports a commit and ended sessions, since announcements sent meanwhile were missed.
+final class PostgresListener: @unchecked Sendable {
+    // @unchecked: `log` and `started` are set before the thread starts and only read after.
+    private let url: String
+    private let channel: String
+    private let instance: String
+    private let listening = Locked<Bool>(false)
+    private let stopping = Locked<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+    private var log: @Sendable (String) -> Void = { _ in }
+
+    init(url: String, channel: String, instance: String) {
+        self.url = url
+        self.channel = channel
+        self.instance = instance
+    }
+
+    var isListening: Bool { listening.withLock { $0 } }
+
+    /// What went wrong, for the server's log (PGError never holds a password or a bound value).
+    func logFailure(_ text: String) { log(text) }
+
+    func start(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void, log: @escaping @Sendable (String) -> Void) {
+        self.log = log
+        started = true
+        let thread = Thread { [self] in
+            run(handler)
+            finished.signal()
+        }
+        thread.name = "pg-listener"
+        thread.start()
+    }
+
+    func stop() {
+        stopping.withLock { $0 = true }
+        if started { finished.wait() }
+    }
+
+    private var isStopping: Bool { stopping.withLock { $0 } }
+
+    private func run(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void) {
+        while !isStopping {
+            do {
+                let connection = try PGConnection(url: url, applicationName: "gatepass-listener")
+                defer { connection.close() }
+                try connection.listen(channel)
+                listening.withLock { $0 = true }
+                handler(.committed)
+                handler(.sessionsEnded)
+                while !isStopping {
+                    // A short wait, so a stop is seen within a fifth of a second.
+                    for notification in try connection.waitForNotifications(timeoutMilliseconds: 200) {
+                        let parts = notification.payload.split(separator: " ", maxSplits: 1).map(String.init)
+                        guard parts.count == 2, parts[0] != instance, let announcement = StoreAnnouncement(payload: parts[1])
+                        else { continue }
+                        handler(announcement)
+                    }
+                }
+            } catch {
+                logFailure("listening for other servers: \(error)")
+            }
+            listening.withLock { $0 = false }
+            // Wait a second before connecting again, seeing a stop at once.
+            for _ in 0..<5 where !isStopping { Thread.sleep(forTimeInterval: 0.2) }
+        }
     }
 }
 

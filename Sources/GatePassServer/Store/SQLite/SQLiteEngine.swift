@@ -118,5 +118,10 @@ final class SQLiteEngine: DatabaseEngine {
         writer.close()
         readers.close()
     }
+
+    /// One server per SQLite file: nobody to tell, nobody to hear.
+    func announce(_ announcement: StoreAnnouncement) {}
+    func startListening(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void, log: @escaping @Sendable (String) -> Void) {}
+    var hearsOtherServers: Bool { true }
 }
 
