@@ -58,7 +58,7 @@ public final class GatePassServer: @unchecked Sendable {
                                  unansweredAtStop: APIError.serverStopping.response),
             responder: application)
         // A day's retention run missed while the server was down is caught up before it serves.
-        application.runDueRetention()
+        store.runExclusively(.maintenance) { application.runDueRetention() }
         do {
             try application.eventHub.start()
             store.startListening({ [application] announcement in application.heard(announcement) },
@@ -76,26 +76,28 @@ public final class GatePassServer: @unchecked Sendable {
         // retention run starts at the first sweep after 03:30 its time.
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         timer.schedule(deadline: .now() + 60, repeating: 600)
-        timer.setEventHandler { [application] in
-            application.purgeExpiredRecords()
-            application.runDueRetention()
+        timer.setEventHandler { [application, store] in
+            store.runExclusively(.maintenance) {
+                application.purgeExpiredRecords()
+                application.runDueRetention()
+            }
         }
         timer.resume()
         maintenance = timer
         // The end-of-day check-out catches up at start (the server may have been down at its
         // time), then looks every minute; it runs once per site-local day whatever the calls.
-        application.runAutoCheckout()
+        store.runExclusively(.autoCheckout) { application.runAutoCheckout() }
         let endOfDay = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         endOfDay.schedule(deadline: .now() + 60, repeating: 60)
-        endOfDay.setEventHandler { [application] in application.runAutoCheckout() }
+        endOfDay.setEventHandler { [application, store] in store.runExclusively(.autoCheckout) { application.runAutoCheckout() } }
         endOfDay.resume()
         autoCheckoutTimer = endOfDay
         // `gatepass keys revoke` changes only the keys file: a serving instance re-issues
         // the revoked key's passes within two seconds of it (and at start, if it was down).
-        application.reissueRevokedPasses()
+        store.runExclusively(.reissue) { application.reissueRevokedPasses() }
         let reissue = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         reissue.schedule(deadline: .now() + 2, repeating: 2)
-        reissue.setEventHandler { [application] in application.reissueRevokedPasses() }
+        reissue.setEventHandler { [application, store] in store.runExclusively(.reissue) { application.reissueRevokedPasses() } }
         reissue.resume()
         reissueTimer = reissue
         mail.listening(at: baseURL)

@@ -259,4 +259,19 @@ struct TwoInstanceTests {
             #expect(try eventually { try onSite() == 1 })
         }
     }
+
+    @Test func aPeriodicJobRunsOnOneServerAtATime() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let (a, b) = (try ServerDatabase.open(.postgres(url: url)), try ServerDatabase.open(.postgres(url: url)))
+        defer { a.close(); b.close() }
+        for job in PeriodicJob.allCases {
+            var ranOnB: [Bool] = []
+            let ranOnA = a.runExclusively(job) {
+                ranOnB.append(b.runExclusively(job) { Issue.record("\(job) ran on both servers at once") })
+            }
+            #expect(ranOnA && ranOnB == [false])
+            // Once A is done, B takes its turn.
+            #expect(b.runExclusively(job) {})
+        }
+    }
 }

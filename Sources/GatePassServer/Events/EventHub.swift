@@ -270,11 +270,15 @@ final class EventHub: @unchecked Sendable {
         let overdue = try store.read { tx in try tx.push.hasPendingDeliveries(createdBefore: cutoff) }
         guard overdue else { return }
         let now = clock.now()
-        store.writeAsync({ tx in
-            try tx.push.failPendingDeliveries(createdBefore: cutoff, now: now)
-        }) { [logSink, changes] result in
-            if case .failure(let error) = result { logSink.log("failing overdue push deliveries failed: \(error)") }
-            changes.signal()
+        // One server of those sharing the database marks them (the update is conditional on
+        // `pending`, so a second one would change nothing, but need not run).
+        store.runExclusively(.pushFailures) {
+            store.writeAsync({ tx in
+                try tx.push.failPendingDeliveries(createdBefore: cutoff, now: now)
+            }) { [logSink, changes] result in
+                if case .failure(let error) = result { logSink.log("failing overdue push deliveries failed: \(error)") }
+                changes.signal()
+            }
         }
     }
 }

@@ -92,6 +92,13 @@ final class MailWorker: Sendable {
         guard let transport = settings.transport else { return 0 }
         passLock.lock()
         defer { passLock.unlock() }
+        var handled = 0
+        // One server of those sharing the database sends at a time, so no mail goes twice.
+        store.runExclusively(.mailDelivery) { handled = deliverDueHere(transport) }
+        return handled
+    }
+
+    private func deliverDueHere(_ transport: any MailTransport) -> Int {
         let now = clock.now()
         var handled = 0
         do {

@@ -29,4 +29,6 @@ protocol DatabaseEngine: Sendable {
     /// False while announcements that other servers may be sending cannot be heard (the
     /// listener's connection is down): then nothing may be answered from a cache.
     var hearsOtherServers: Bool { get }
+    /// Runs `body` unless another server is running `job` now (see `PeriodicJob`); whether it ran.
+    func runExclusively(_ job: PeriodicJob, _ body: () throws -> Void) rethrows -> Bool
 }

@@ -121,6 +121,22 @@ final class PostgresEngine: DatabaseEngine {
     }
 
     var hearsOtherServers: Bool { listener.isListening }
+
+    /// A session advisory lock per job, tried, never waited for: the server holding it runs
+    /// the job, the others skip this turn. A server that dies loses its locks with its
+    /// connections, so another takes the job over at its next turn. A database that cannot
+    /// be reached runs nothing (the job's own writes would fail too).
+    func runExclusively(_ job: PeriodicJob, _ body: () throws -> Void) rethrows -> Bool {
+        let key = PostgresLocks.jobs + job.rawValue
+        guard let connection = try? pool.borrow() else { return false }
+        defer { pool.giveBack(connection) }
+        guard (try? connection.queryFirst("SELECT pg_try_advisory_lock(?)", [key], { try $0.bool(0) })) == true else {
+            return false
+        }
+        defer { _ = try? connection.execute("SELECT pg_advisory_unlock(?)", [key]) }
+        try body()
+        return true
+    }
 }
 
 /// The LISTEN side of `StoreAnnouncement`: one connection of its own, on one thread. When the
@@ -229,15 +245,20 @@ final class PostgresPool: @unchecked Sendable {
     }
 
     func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        lock.lock()
-        let borrowed = idle.popLast()
-        lock.unlock()
-        let connection = try borrowed ?? PGConnection(url: url, applicationName: "gatepass")
+        let connection = try borrow()
         defer { giveBack(connection) }
         return try body(connection)
     }
 
-    private func giveBack(_ connection: PGConnection) {
+    /// A connection for the caller alone until `giveBack`.
+    func borrow() throws -> PGConnection {
+        lock.lock()
+        let borrowed = idle.popLast()
+        lock.unlock()
+        return try borrowed ?? PGConnection(url: url, applicationName: "gatepass")
+    }
+
+    func giveBack(_ connection: PGConnection) {
         lock.lock()
         let keep = !closed && connection.isHealthy && !connection.isInTransaction && idle.count < size
         if keep { idle.append(connection) }

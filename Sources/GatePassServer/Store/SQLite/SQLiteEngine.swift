@@ -123,5 +123,9 @@ final class SQLiteEngine: DatabaseEngine {
     func announce(_ announcement: StoreAnnouncement) {}
     func startListening(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void, log: @escaping @Sendable (String) -> Void) {}
     var hearsOtherServers: Bool { true }
+    func runExclusively(_ job: PeriodicJob, _ body: () throws -> Void) rethrows -> Bool {
+        try body()
+        return true
+    }
 }
 
