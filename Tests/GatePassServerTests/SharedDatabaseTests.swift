@@ -274,4 +274,24 @@ struct TwoInstanceTests {
             #expect(b.runExclusively(job) {})
         }
     }
+
+    @Test func theLimitOnWrongEnrolmentCodesHoldsAcrossBoth() throws {
+        try withTwoInstances { a, b in
+            let site = try a.makeSite()
+            // At the start of a minute, so the ten wrong codes fall in one window.
+            a.clock.set(Date(timeIntervalSince1970: (a.clock.now().timeIntervalSince1970 / 60).rounded(.down) * 60 + 60))
+            for index in 0..<10 {
+                let server = index % 2 == 0 ? a : b
+                let answer = try server.post("/api/visitor-scanner/enrol", ["enrolmentCode": "AAAA-AAAA-AAA\(index % 10)"])
+                #expect(answer.isError(401, "UNAUTHORIZED"), "\(index): \(answer.text)")
+            }
+            let fresh = try a.enrolmentCode(site.mainGate, token: site.ownerToken)
+            for server in [a, b] {
+                let throttled = try server.post("/api/visitor-scanner/enrol", ["enrolmentCode": fresh])
+                #expect(throttled.isError(429, "RATE_LIMITED"), "\(throttled.text)")
+            }
+            a.clock.advance(by: 60)
+            #expect(try b.enrol(fresh).hasPrefix("gp1."), "the next minute takes codes again")
+        }
+    }
 }

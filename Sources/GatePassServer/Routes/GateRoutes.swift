@@ -99,19 +99,19 @@ extension GatePassApplication {
     /// the server-wide throttle of wrong codes (429 beyond it).
     func enrolKiosk(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(KioskEnrolmentRequest.self, from: call.request.body)
-        try enrolmentThrottle.check(at: call.now)
+        try enrolmentThrottle.check(at: call.now, tx)
         let refused = APIError.unauthorized("the enrolment code is wrong, used or expired; ask an admin for a new one")
-        guard let code = EnrolmentCode.canonical(body.enrolmentCode) else {
-            enrolmentThrottle.recordWrong(at: call.now)
-            throw refused
+        // A wrong code is counted in the database (every server shares the limit) and answered
+        // without a throw, which would undo the count with the rest of the request.
+        func countedRefusal() throws -> HTTPResponse {
+            try enrolmentThrottle.recordWrong(at: call.now, tx)
+            return refused.response
         }
+        guard let code = EnrolmentCode.canonical(body.enrolmentCode) else { return try countedRefusal() }
         let hash = EnrolmentCode.hash(code, key: enrolmentCodeKey)
         guard let kiosk = try tx.kiosks.find(codeHash: hash), kiosk.enrolledAt == nil,
               kiosk.codeExpiresAt.milliseconds > call.now.milliseconds
-        else {
-            enrolmentThrottle.recordWrong(at: call.now)
-            throw refused
-        }
+        else { return try countedRefusal() }
         guard let checkpoint = try tx.checkpoints.find(id: kiosk.checkpointId, organizationId: kiosk.organizationId),
               !checkpoint.retired
         else { throw APIError.conflict("this code's checkpoint was retired; ask an admin for a code at another checkpoint") }
@@ -168,30 +168,27 @@ enum EnrolmentCode {
     }
 }
 
-/// Wrong enrolment codes across the whole server, per clock minute: at most `perMinute`, then
-/// 429 until the minute ends. With 60-bit codes this keeps guessing hopeless; requests carry
-/// no client address here, so the limit is shared (a flood delays a real enrolment by at most
-/// a minute, it never lets a guess through).
-final class EnrolmentThrottle: Sendable {
-    private let perMinute: Int
-    private let window = Locked<(minute: Int64, wrong: Int)>((0, 0))
+/// Wrong enrolment codes across every server of the database, per clock minute: at most
+/// `perMinute`, then 429 until the minute ends. With 60-bit codes this keeps guessing
+/// hopeless; requests carry no client address here, so the limit is shared (a flood delays a
+/// real enrolment by at most a minute, it never lets a guess through). The count is a row of
+/// the database, so servers behind one load balancer share it rather than each allowing its own.
+struct EnrolmentThrottle: Sendable {
+    let perMinute: Int
 
     init(perMinute: Int) { self.perMinute = perMinute }
 
-    func check(at now: Date) throws {
-        let minute = Int64(now.timeIntervalSince1970 / 60)
-        let wrong = window.withLock { $0.minute == minute ? $0.wrong : 0 }
-        guard wrong < perMinute else {
-            let retryAfter = Int(Double(minute + 1) * 60 - now.timeIntervalSince1970) + 1
+    private static func windowStart(_ now: Date) -> Int64 { Int64(now.timeIntervalSince1970 / 60) * 60_000 }
+
+    func check(at now: Date, _ tx: any Transaction) throws {
+        let windowStart = Self.windowStart(now)
+        guard try tx.kiosks.wrongCodes(inWindowStartingAt: windowStart) < perMinute else {
+            let retryAfter = Int((Double(windowStart) / 1000 + 60) - now.timeIntervalSince1970) + 1
             throw APIError.rateLimited(retryAfter: retryAfter, "too many wrong enrolment codes; try again in a minute")
         }
     }
 
-    func recordWrong(at now: Date) {
-        let minute = Int64(now.timeIntervalSince1970 / 60)
-        window.withLock { state in
-            if state.minute != minute { state = (minute, 0) }
-            state.wrong += 1
-        }
+    func recordWrong(at now: Date, _ tx: any Transaction) throws {
+        try tx.kiosks.recordWrongCode(inWindowStartingAt: Self.windowStart(now))
     }
 }

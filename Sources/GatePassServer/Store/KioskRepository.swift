@@ -19,6 +19,10 @@ protocol KioskRepository {
     func find(codeHash: [UInt8]) throws -> StoredKiosk?
     /// Uses up the kiosk's code; false when another request used it first.
     func markEnrolled(kioskId: String, codeHash: [UInt8], at time: Date) throws -> Bool
+    /// Wrong enrolment codes counted in the window that starts at `windowStart` (0 in another window).
+    func wrongCodes(inWindowStartingAt windowStart: Int64) throws -> Int
+    /// Counts one wrong code in the window starting at `windowStart` (an older window's count is dropped).
+    func recordWrongCode(inWindowStartingAt windowStart: Int64) throws
 }
 
 /// The organizations' end-of-day check-out settings and the day each last ran for.

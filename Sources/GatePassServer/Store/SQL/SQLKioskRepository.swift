@@ -28,6 +28,20 @@ struct SQLKioskRepository<Database: SQLRunner>: KioskRepository {
         try db.execute("UPDATE kiosks SET code_hash = NULL, enrolled_at = ? WHERE id = ? AND code_hash = ?",
                        [time.milliseconds, kioskId, codeHash]) == 1
     }
+
+    func wrongCodes(inWindowStartingAt windowStart: Int64) throws -> Int {
+        Int(try db.scalarInt("SELECT count FROM rate_windows WHERE name = 'enrolment_wrong' AND window_start = ?",
+                             [windowStart]) ?? 0)
+    }
+
+    func recordWrongCode(inWindowStartingAt windowStart: Int64) throws {
+        try db.execute("""
+            INSERT INTO rate_windows (name, window_start, count) VALUES ('enrolment_wrong', ?, 1)
+            ON CONFLICT (name) DO UPDATE SET
+                count = CASE WHEN rate_windows.window_start = excluded.window_start THEN rate_windows.count + 1 ELSE 1 END,
+                window_start = excluded.window_start
+            """, [windowStart])
+    }
 }
 
 struct SQLAutoCheckoutRepository<Database: SQLRunner>: AutoCheckoutRepository {

@@ -432,5 +432,15 @@ enum Schema {
         SchemaMigration("0009-offline-passes", """
         ALTER TABLE scans ADD COLUMN offline_decision TEXT;
         """),
+        // Issue 14, several servers on one database: a limit counted in one server's memory
+        // would let each server allow its own share. `rate_windows` keeps each server-wide
+        // limit's current window (its start) and the count in it.
+        SchemaMigration("0010-shared-limits", """
+        CREATE TABLE rate_windows (
+            name TEXT PRIMARY KEY,
+            window_start INTEGER NOT NULL,
+            count INTEGER NOT NULL
+        );
+        """),
     ]
 }
