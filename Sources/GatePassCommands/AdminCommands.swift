@@ -32,7 +32,7 @@ struct AdminRetentionCommand: GatePassCommand {
         guard FileManager.default.fileExists(atPath: database) else { throw CommandFailure("no database at \(database)") }
         let outcomes: [Administration.RetentionOutcome]
         do {
-            outcomes = try Administration.runRetention(databasePath: database, secretFile: secretFile, dryRun: dryRun,
+            outcomes = try Administration.runRetention(database: database, secretFile: secretFile, dryRun: dryRun,
                                                        now: context.clock.now())
         } catch let failure as Administration.Failure {
             throw CommandFailure(failure.message)

@@ -10,11 +10,12 @@ enum AdministrationCommands {
     /// server's secret); an administration rule it breaks is a failure in one sentence.
     static func withStore<T>(_ path: String, secretFile: String?,
                              _ body: (ServerDatabase, Administration.Audit) throws -> T) throws -> T {
-        let store = try openStore(path)
+        let files = try databaseFiles(path, secretFile: secretFile)
+        let store = try openStore(files)
         defer { store.close() }
         let audit: Administration.Audit
         do {
-            audit = try Administration.Audit(databasePath: path, secretFile: secretFile)
+            audit = try Administration.Audit(files: files)
         } catch {
             throw CommandFailure("cannot open the server's secret for the audit log: \(error)")
         }
@@ -25,13 +26,24 @@ enum AdministrationCommands {
         }
     }
 
-    static func openStore(_ path: String) throws -> ServerDatabase {
+    /// What `--db` (and `--secret-file`, `--keys-file`) name, or a usage failure in one sentence.
+    static func databaseFiles(_ database: String, secretFile: String? = nil, passKeysFile: String? = nil) throws -> DatabaseFiles {
         do {
-            return try ServerDatabase.open(DatabaseLocation(path))
+            return try DatabaseFiles(database: database, secretFile: secretFile, passKeysFile: passKeysFile)
         } catch {
-            throw CommandFailure("cannot open the database \(path): \(error)")
+            throw CommandFailure(error.message)
         }
     }
+
+    static func openStore(_ files: DatabaseFiles) throws -> ServerDatabase {
+        do {
+            return try files.open()
+        } catch {
+            throw CommandFailure("cannot open the database \(files.location.description): \(error)")
+        }
+    }
+
+    static func openStore(_ database: String) throws -> ServerDatabase { try openStore(try databaseFiles(database)) }
 }
 
 struct CheckpointAddCommand: GatePassCommand {

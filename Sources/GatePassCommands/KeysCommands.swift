@@ -39,11 +39,14 @@ enum KeysCommands {
     }
 
     static func open(database: String, keysFile: String?) throws -> Target {
-        guard FileManager.default.fileExists(atPath: database) else { throw CommandFailure("no database at \(database)") }
-        let store = try AdministrationCommands.openStore(database)
+        let files = try AdministrationCommands.databaseFiles(database, passKeysFile: keysFile)
+        if case .sqlite(let path) = files.location, !FileManager.default.fileExists(atPath: path) {
+            throw CommandFailure("no database at \(path)")
+        }
+        let store = try AdministrationCommands.openStore(files)
         defer { store.close() }
         do {
-            return Target(keyring: try PassKeyring(path: keysFile ?? PassKeyring.path(forDatabase: database)),
+            return Target(keyring: try PassKeyring(path: try files.passKeysFile()),
                           organizations: try Administration.organizations(store: store))
         } catch let failure as CommandFailure {
             throw failure

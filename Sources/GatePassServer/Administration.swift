@@ -14,12 +14,11 @@ public enum Administration {
     public struct Audit: Sendable {
         let log: AuditLog
 
-        /// - Parameter secretFile: the server's secret (default `<database>.secret`, made if missing,
-        ///   as `gatepass serve` would).
-        public init(databasePath: String, secretFile: String? = nil) throws {
-            let secret = try ServerSecret.loadOrCreate(path: secretFile ?? databasePath + ".secret")
-            log = AuditLog(chain: AuditChain(key: secret.key(for: "audit-chain")),
-                           headPath: AuditHead.path(forDatabase: databasePath))
+        /// - Parameter files: the database's state files; its secret is made if missing, as
+        ///   `gatepass serve` would.
+        public init(files: DatabaseFiles) throws {
+            let secret = try ServerSecret.loadOrCreate(path: try files.secretFile())
+            log = AuditLog(chain: AuditChain(key: secret.key(for: "audit-chain")), headPath: try files.auditHeadFile())
         }
 
         func record(_ action: AuditAction, id: String, _ values: AuditValues, organizationId: String, at time: Date,

@@ -73,7 +73,7 @@ public final class GatePassApplication: HTTPResponder {
         self.mail = mail
         self.passes = passes
         auditLog = AuditLog(chain: AuditChain(key: secret.key(for: "audit-chain")),
-                            headPath: AuditHead.path(forDatabase: configuration.stateFileStem))
+                            headPath: configuration.resolvedAuditHeadFile)
         composer = MailComposer(settings: mail, passes: passes, serverTimeZone: configuration.resolvedTimeZone,
                                serverTimeZoneName: configuration.timeZone ?? TimeZone.current.identifier,
                                passTokenKey: passTokenKey)

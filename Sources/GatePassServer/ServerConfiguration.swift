@@ -182,11 +182,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             if !condition { throw ConfigurationError(message: message) }
         }
         try require((0...65_535).contains(port), "port must be between 0 and 65535")
-        let location = try DatabaseLocation(database)
-        if case .postgres = location {
-            // Every instance must sign and check with one secret: it cannot be made per machine.
-            try require(secretFile != nil, "a PostgreSQL database needs secretFile: the secret every instance shares")
-        }
+        // Every server of a PostgreSQL database signs and checks with one secret: it is named,
+        // never made per machine (DatabaseFiles).
+        _ = try DatabaseFiles(database: database, secretFile: secretFile, passKeysFile: passKeysFile).secretFile()
         try require(otpLifetimeSeconds > 0, "otpLifetimeSeconds must be positive")
         try require((0...600_000).contains(sqliteBusyTimeoutMilliseconds),
                     "sqliteBusyTimeoutMilliseconds must be between 0 and 600000")
@@ -245,21 +243,19 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     }
 
     public var resolvedTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
-    /// What `database` names (checked by `validate`, so a validated configuration never traps here).
-    public var databaseLocation: DatabaseLocation {
-        guard let location = try? DatabaseLocation(database) else { preconditionFailure("an unvalidated configuration") }
-        return location
+    /// The database and its state files (checked by `validate`, so a validated configuration
+    /// never traps here).
+    public var files: DatabaseFiles {
+        guard let files = try? DatabaseFiles(database: database, secretFile: secretFile, passKeysFile: passKeysFile),
+              (try? files.secretFile()) != nil
+        else { preconditionFailure("an unvalidated configuration") }
+        return files
     }
-    /// The path the state files are named after: the SQLite file, or with PostgreSQL
-    /// `gatepass` in the secret file's folder.
-    var stateFileStem: String {
-        switch databaseLocation {
-        case .sqlite(let path): return path
-        case .postgres: return databaseLocation.defaultStateFolder(secretFile: secretFile) + "/gatepass"
-        }
-    }
-    public var resolvedSecretFile: String { secretFile ?? stateFileStem + ".secret" }
-    public var resolvedPassKeysFile: String { passKeysFile ?? PassKeyring.path(forDatabase: stateFileStem) }
+    public var databaseLocation: DatabaseLocation { files.location }
+    public var resolvedSecretFile: String { (try? files.secretFile()) ?? "" }
+    public var resolvedAuditHeadFile: String { (try? files.auditHeadFile()) ?? "" }
+    var resolvedStateFolder: String { (try? files.stateFolder()) ?? "." }
+    public var resolvedPassKeysFile: String { (try? files.passKeysFile()) ?? "" }
 }
 
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {

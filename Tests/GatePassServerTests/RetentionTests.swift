@@ -382,17 +382,17 @@ import Testing
             }
             let path = directory + "/gatepass.db"
             let later = clock.now().addingTimeInterval(200 * Self.day)
-            let dry = try Administration.runRetention(databasePath: path, dryRun: true, now: later)
+            let dry = try Administration.runRetention(database: path, dryRun: true, now: later)
             #expect(dry.map(\.counts) == [RetentionCounts(visitors: 1, scans: 0)] && dry.map(\.organization) == ["Acme"])
-            #expect(try Administration.runRetention(databasePath: path, dryRun: true, now: later).map(\.counts) == dry.map(\.counts))
-            #expect(try Administration.runRetention(databasePath: path, dryRun: false, now: later).map(\.counts) == dry.map(\.counts))
-            #expect(try Administration.runRetention(databasePath: path, dryRun: false, now: later).map(\.counts) == [.zero])
+            #expect(try Administration.runRetention(database: path, dryRun: true, now: later).map(\.counts) == dry.map(\.counts))
+            #expect(try Administration.runRetention(database: path, dryRun: false, now: later).map(\.counts) == dry.map(\.counts))
+            #expect(try Administration.runRetention(database: path, dryRun: false, now: later).map(\.counts) == [.zero])
             let store = try ServerDatabase(path: path)
             defer { store.close() }
             #expect(try store.read { tx in try tx.visitors.find(id: visitorId)?.visitor.name } == "(anonymised)")
             #expect(try AuditVerification.verify(database: path).isIntact)
             #expect(throws: Administration.Failure.self) {
-                try Administration.runRetention(databasePath: path, secretFile: directory + "/missing.secret", dryRun: true, now: later)
+                try Administration.runRetention(database: path, secretFile: directory + "/missing.secret", dryRun: true, now: later)
             }
         }
     }

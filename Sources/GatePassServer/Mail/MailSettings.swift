@@ -49,7 +49,7 @@ struct MailSettings: Sendable {
             return MailSettings(transport: nil, transportName: "off", from: from, publicBaseURL: base)
         }
         let directory = configuration.mailDirectory
-            ?? (URL(fileURLWithPath: configuration.stateFileStem).deletingLastPathComponent().path + "/mail")
+            ?? (configuration.resolvedStateFolder + "/mail")
         return MailSettings(transport: MailDirectoryTransport(directory: directory), transportName: "mail folder \(directory)",
                             from: from, publicBaseURL: base)
     }

@@ -16,14 +16,15 @@ extension Administration {
     /// changes nothing.
     /// - Parameter secretFile: the server's secret (default `<database>.secret`); it must exist:
     ///   entries chained under a new secret's key would break the server's chain.
-    public static func runRetention(databasePath: String, secretFile: String? = nil, dryRun: Bool,
+    public static func runRetention(database: String, secretFile: String? = nil, dryRun: Bool,
                                     now: Date) throws -> [RetentionOutcome] {
-        let secretPath = secretFile ?? databasePath + ".secret"
+        let files = try DatabaseFiles(database: database, secretFile: secretFile)
+        let secretPath = try files.secretFile()
         guard FileManager.default.fileExists(atPath: secretPath) else {
             throw Failure(message: "no server secret at \(secretPath): the audit key comes from it (give --secret-file)")
         }
-        let audit = try Audit(databasePath: databasePath, secretFile: secretPath)
-        let store = try ServerDatabase(path: databasePath)
+        let audit = try Audit(files: files)
+        let store = try files.open()
         defer { store.close() }
         var outcomes: [RetentionOutcome] = []
         for organizationId in try store.read({ tx in try tx.directory.organizationIds() }) {

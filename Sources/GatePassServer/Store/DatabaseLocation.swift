@@ -31,15 +31,6 @@ public enum DatabaseLocation: Equatable, Sendable {
         }
     }
 
-    /// The folder the state files default to: the SQLite file's, or for PostgreSQL (whose
-    /// instances must share one secret, so `secretFile` is required) the secret file's.
-    func defaultStateFolder(secretFile: String?) -> String {
-        switch self {
-        case .sqlite(let path): return URL(fileURLWithPath: path).deletingLastPathComponent().path
-        case .postgres: return URL(fileURLWithPath: secretFile ?? "gatepass.secret").deletingLastPathComponent().path
-        }
-    }
-
     /// The location as it may be logged: the URL with no password (there is none, see `init`).
     public var description: String {
         switch self {
