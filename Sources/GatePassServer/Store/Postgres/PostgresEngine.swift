@@ -86,6 +86,12 @@ final class PostgresEngine: DatabaseEngine {
         writes.wait()
         pool.close()
     }
+
+    /// A pooled connection, outside any transaction, for the store's own work that the
+    /// repositories do not cover (`DatabaseCopy`). Nothing outside Store/ uses it.
+    func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        try pool.withConnection(body)
+    }
 }
 
 /// The advisory lock keys of the store (one 64-bit space per database, shared with any other
