@@ -181,6 +181,20 @@ struct DatabaseCopyTests {
         }
     }
 
+    /// A migration that adds a table must add it to the copy too (checked without PostgreSQL).
+    @Test func everyTableOfTheSchemaIsCopied() throws {
+        try withTemporaryDirectory { directory in
+            let store = try ServerDatabase(path: directory + "/schema.db")
+            defer { store.close() }
+            let tables = try store.readConnection { connection in
+                try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'") {
+                    try $0.string(0)
+                }
+            }
+            #expect(Set(tables) == Set(DatabaseCopy.tables.map(\.name)))
+        }
+    }
+
     @Test func theRenderingKeepsValuesApart() {
         let render = DatabaseCopy.canonicalRendering
         #expect(render([.null]) != render([.text("")]))

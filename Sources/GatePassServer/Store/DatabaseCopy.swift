@@ -13,8 +13,9 @@ public enum DatabaseCopy {
     /// the copy table by table, then puts the audit head beside the target's secret and
     /// verifies the audit chain there.
     ///
-    /// The source is read in one snapshot, so a server still writing it does no harm to the
-    /// copy, but what it writes afterwards is not in it: stop the server first.
+    /// The source is opened as every command opens it (checked, and migrated if an older
+    /// build made it), then read in one snapshot, so a server still writing it does no harm
+    /// to the copy, but what it writes afterwards is not in it: stop the server first.
     /// - Parameter secretFile: the site's secret (default `<source>.secret`); PostgreSQL's
     ///   state files (`gatepass.audit-head`) go in its folder, as `gatepass serve` looks for them.
     /// - Throws: `DatabaseCopyError` for a refusal or a mismatch (nothing committed),
@@ -329,8 +330,9 @@ public struct DatabaseCopyReport: Sendable {
     public var audit: AuditVerdict
 }
 
-/// A copy refused (the wrong kind of database, a missing file, a target not empty) or a
-/// copy that did not match its source: one sentence saying what to do.
+/// A copy or a backup refused (the wrong kind of database, a missing file, a target not
+/// empty, a backup file that exists) or one that did not match its source: one sentence
+/// saying what to do.
 public struct DatabaseCopyError: Error, Sendable, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
