@@ -120,7 +120,9 @@ let package = Package(
                     dependencies: ["GatePassPass", "QRCode", "GatePassScanner", "GatePassTestSupport"]),
         .testTarget(name: "GatePassCommandsTests",
                     dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
-                                   "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices"]),
+                                   "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices",
+                                   // PostgresCluster, for gatepass db copy into a real PostgreSQL database.
+                                   "GatePassTestSupport"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "SQLBinding", "GatePassTestSupport"]),
         .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP", "GatePassTestSupport"]),
     ],

@@ -48,6 +48,44 @@ public enum SHA256 {
     }
 }
 
+/// SHA-256 over data given piece by piece (`EVP_DigestInit_ex`, `EVP_DigestUpdate`,
+/// `EVP_DigestFinal_ex`; see EVP_DigestInit(3ssl)), for inputs too large to hold at once,
+/// such as every row of a table.
+///
+/// Not `Sendable`: one owner feeds it. The context is freed in `deinit` (it holds no lock,
+/// file or connection, only memory).
+public final class SHA256Hasher {
+    private let context: OpaquePointer
+    private var finished = false
+
+    public init() {
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed: out of memory") }
+        precondition(EVP_DigestInit_ex(context, gatepass_sha256(), nil) == 1, "EVP_DigestInit_ex failed")
+        self.context = context
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public func update(_ bytes: [UInt8]) {
+        precondition(!finished, "SHA256Hasher fed after finalize()")
+        let status = bytes.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
+        precondition(status == 1, "EVP_DigestUpdate failed")
+    }
+
+    /// The digest of everything fed so far; the hasher takes nothing more afterwards.
+    public func finalize() -> [UInt8] {
+        precondition(!finished, "SHA256Hasher finalized twice")
+        finished = true
+        var output = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 32
+        let status = output.withUnsafeMutableBytes {
+            EVP_DigestFinal_ex(context, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), &length)
+        }
+        precondition(status == 1 && length == 32, "EVP_DigestFinal_ex failed")
+        return output
+    }
+}
+
 /// Bytes from OpenSSL's CSPRNG (`RAND_bytes`, see RAND_bytes(3ssl)).
 public enum SecureRandom {
     public static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {

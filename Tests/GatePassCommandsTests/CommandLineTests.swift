@@ -90,6 +90,7 @@ func temporaryPath(_ name: String) -> String {
               audit            Check the audit log's tamper-evident chain in a database file.
               keys             The pass keys that sign GP2 passes: list, rotate, revoke a leaked one.
               admin            Data governance on a database file: retention now (or a dry run).
+              db               Move a site's database to PostgreSQL (copy), or back up a SQLite file (backup).
               walk-in          Register a visitor who arrived without a pass.
               stats            Today's gate counters.
               history          The scan history (--csv for the export).

@@ -852,6 +852,42 @@ import Testing
               -h, --help          Show help information.
 
             """#),
+        (["db"], #"""
+            OVERVIEW: The site's database as a whole: copy a SQLite database into an empty PostgreSQL database and verify it, or back up a SQLite file while the server runs.
+
+            USAGE: gatepass db <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              copy    Copy a SQLite database into an empty PostgreSQL database and verify the copy.
+              backup  Back up a SQLite database file while the server may be writing it.
+
+            """#),
+        (["db", "copy"], #"""
+            OVERVIEW: Copy a site's SQLite database into an empty PostgreSQL database, in one transaction: every table, every row with its ids, the sequences continued after them. Before the commit each table's row count and SHA-256 content checksum are compared on both sides; any difference rolls everything back. Then the audit head goes beside the secret (gatepass.audit-head, unless one is there) and the audit chain is verified on PostgreSQL. Stop the server first: what it writes during the copy is not in it.
+
+            USAGE: gatepass db copy --from sqlite:PATH --to URL [--secret-file FILE]
+
+            OPTIONS:
+              --from sqlite:PATH  The site's SQLite database file.
+              --to URL            An empty PostgreSQL database, postgres://USER@HOST:PORT/DATABASE (the password from PGPASSWORD or a passfile).
+              --secret-file FILE  The server's secret, which holds the audit key (default <db>.secret).
+              -h, --help          Show help information.
+
+            """#),
+        (["db", "backup"], #"""
+            OVERVIEW: Back up a SQLite database file through SQLite's online backup API: a consistent copy even while a server writes it, made private (0600) from its first byte. The copy is then opened and checked (PRAGMA quick_check), and its page count and each table's rows are printed. Back up the state files beside it too (<db>.secret, <db>.pass-keys, <db>.audit-head). A PostgreSQL database is backed up with pg_dump.
+
+            USAGE: gatepass db backup --db PATH --to FILE
+
+            OPTIONS:
+              --db PATH   The SQLite database file (the server may be running).
+              --to FILE   The backup file to create (mode 0600); an existing file is refused.
+              -h, --help  Show help information.
+
+            """#),
     ]
 
     @Test func everyCommandIsPinned() {

@@ -100,6 +100,12 @@ final class PostgresEngine: DatabaseEngine {
         pool.close()
     }
 
+    /// A pooled connection, outside any transaction, for the store's own work that the
+    /// repositories do not cover (`DatabaseCopy`). Nothing outside Store/ uses it.
+    func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        try pool.withConnection(body)
+    }
+
     /// A commit is announced inside its own transaction (see `write`); the others are sent
     /// after their commit, on their own.
     func announce(_ announcement: StoreAnnouncement) {

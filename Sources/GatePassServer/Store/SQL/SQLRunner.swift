@@ -50,10 +50,15 @@ struct SQLDialect: Sendable {
     var substringPosition: String
     /// The highest events id ever handed out, purged ones included.
     var lastEventIdQuery: String
+    /// Appended to a text in ORDER BY so both databases order it by its bytes (SQLite's
+    /// BINARY collation; PostgreSQL's "C"), not by a locale: `DatabaseCopy` compares tables
+    /// row by row in that order.
+    var byteOrderCollation: String
 
     static let sqlite = SQLDialect(
         substringPosition: "instr",
-        lastEventIdQuery: "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)")
+        lastEventIdQuery: "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)",
+        byteOrderCollation: "")
     /// PostgreSQL's sequence is not read: it runs ahead of what has committed. The highest
     /// committed id is the answer (ids commit in order, see `lockEventOrder`), or the purge
     /// mark once every event was purged.
@@ -62,7 +67,8 @@ struct SQLDialect: Sendable {
         lastEventIdQuery: """
             SELECT GREATEST(COALESCE((SELECT MAX(id) FROM events), 0),
                             (SELECT value FROM counters WHERE name = 'events_purged_through'))
-            """)
+            """,
+        byteOrderCollation: #" COLLATE "C""#)
 }
 
 /// A stored value the store cannot use (a counter row missing, a hash of the wrong length):

@@ -1,0 +1,10 @@
+import Postgres
+
+extension ServerDatabase {
+    /// The PostgreSQL engine, for the store's own tools that reach under the repositories
+    /// (`DatabaseCopy`). Traps on another engine: a caller of this is PostgreSQL-specific by nature.
+    var postgres: PostgresEngine {
+        guard let engine = engine as? PostgresEngine else { preconditionFailure("this database is not PostgreSQL") }
+        return engine
+    }
+}
