@@ -10,7 +10,7 @@ enum AdminCommands {
 }
 
 struct AdminRetentionCommand: GatePassCommand {
-    static let database = ServerOptions.database("The SQLite database file.", required: true)
+    static let database = ServerOptions.database("The database.", required: true)
     static let dryRun = Flag("--dry-run", help: "Count what the run would anonymise; change nothing.")
     static let secretFile = ServerOptions.secretFile
     static let configuration = CommandConfiguration(
@@ -29,7 +29,7 @@ struct AdminRetentionCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        guard FileManager.default.fileExists(atPath: database) else { throw CommandFailure("no database at \(database)") }
+        try AdministrationCommands.requireExisting(database)
         let outcomes: [Administration.RetentionOutcome]
         do {
             outcomes = try Administration.runRetention(database: database, secretFile: secretFile, dryRun: dryRun,

@@ -44,10 +44,19 @@ enum AdministrationCommands {
     }
 
     static func openStore(_ database: String) throws -> ServerDatabase { try openStore(try databaseFiles(database)) }
+
+    /// Refuses a SQLite file that does not exist (these commands never create one; `hint`
+    /// says what would), or a location that is not one. A PostgreSQL database is made by its
+    /// administrator, so there is nothing to look for before connecting.
+    static func requireExisting(_ database: String, hint: String = "") throws {
+        if case .sqlite(let path) = try databaseFiles(database).location, !FileManager.default.fileExists(atPath: path) {
+            throw CommandFailure("no database at \(path)" + hint)
+        }
+    }
 }
 
 struct CheckpointAddCommand: GatePassCommand {
-    static let database = ServerOptions.database("The SQLite database file.", required: true)
+    static let database = ServerOptions.database("The database.", required: true)
     static let name = Option<String>("--name", value: "N", required: true, help: "The checkpoint's name, unique in its organization.")
     static let configuration = CommandConfiguration(
         name: "gatepass checkpoint add", overview: "Add a checkpoint (a gate) to an organization in a Gate Pass database file.",
@@ -66,9 +75,7 @@ struct CheckpointAddCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        guard FileManager.default.fileExists(atPath: database) else {
-            throw CommandFailure("no database at \(database); create it with 'gatepass user add' first")
-        }
+        try AdministrationCommands.requireExisting(database, hint: "; create it with 'gatepass user add' first")
         let checkpoint = try AdministrationCommands.withStore(database, secretFile: secretFile) { store, audit in
             try Administration.addCheckpoint(store: store, organization: organization, name: name, now: Date(), audit: audit)
         }

@@ -10,7 +10,7 @@ enum AuditCommands {
 }
 
 struct AuditVerifyCommand: GatePassCommand {
-    static let database = ServerOptions.database("The SQLite database file.", required: true)
+    static let database = ServerOptions.database("The database.", required: true)
     static let secretFile = ServerOptions.secretFile
     static let configuration = CommandConfiguration(
         name: "gatepass audit verify",
@@ -26,7 +26,7 @@ struct AuditVerifyCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        guard FileManager.default.fileExists(atPath: database) else { throw CommandFailure("no database at \(database)") }
+        try AdministrationCommands.requireExisting(database)
         let verdict: AuditVerdict
         do {
             verdict = try AuditVerification.verify(database: database, secretFile: secretFile)

@@ -13,7 +13,7 @@ enum KeysCommands {
         .init("revoke", "Revoke a leaked pass key: its passes are refused everywhere and re-issued.", KeysRevokeCommand.self),
     ]
 
-    static let database = ServerOptions.database("The SQLite database file (its organizations).", required: true)
+    static let database = ServerOptions.database("The database (its organizations).", required: true)
     static let keysFile = Option<String>("--keys-file", value: "FILE",
                                          help: "The pass keys file (default <db>.pass-keys, as gatepass serve uses).")
     static let organization = Option<String>("--organization", value: "NAME",
@@ -39,10 +39,8 @@ enum KeysCommands {
     }
 
     static func open(database: String, keysFile: String?) throws -> Target {
+        try AdministrationCommands.requireExisting(database)
         let files = try AdministrationCommands.databaseFiles(database, passKeysFile: keysFile)
-        if case .sqlite(let path) = files.location, !FileManager.default.fileExists(atPath: path) {
-            throw CommandFailure("no database at \(path)")
-        }
         let store = try AdministrationCommands.openStore(files)
         defer { store.close() }
         do {

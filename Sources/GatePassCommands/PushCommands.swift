@@ -24,21 +24,19 @@ enum PushCommands {
 
     /// Opens a database that must already exist (these commands never create one).
     static func openExisting(_ path: String) throws -> ServerDatabase {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw CommandFailure("no database at \(path)")
-        }
+        try AdministrationCommands.requireExisting(path)
         return try AdministrationCommands.openStore(path)
     }
 }
 
 struct PushTestCommand: GatePassCommand {
-    static let database = ServerOptions.database("Work on this database file. A server running on the same file delivers the tests to its streams.")
+    static let database = ServerOptions.database("Work on this database. A server running on the same database delivers the tests to its streams.")
     static let wait = Option<Double>("--wait", value: "SECONDS", seconds: 0...30,
                                      help: "How long to wait for the deliveries (default 3, at most 30).")
     static let configuration = CommandConfiguration(
         name: "gatepass push-test",
         overview: "Send push.test to every registered device token (or one) and report, per token, whether a connected event stream received it.",
-        usage: "gatepass push-test [--db PATH | --server URL] [--token T] [--wait SECONDS] [--json]",
+        usage: "gatepass push-test [--db PATH|URL | --server URL] [--token T] [--wait SECONDS] [--json]",
         options: [database, PushCommands.server, PushCommands.token, wait, OutputOptions.flag("Print the outcomes as JSON.")])
 
     var registry: PushCommands.Registry
@@ -90,12 +88,12 @@ struct PushTestCommand: GatePassCommand {
 
 struct PushDeliveriesCommand: GatePassCommand {
     static let token = Option<String>("--token", value: "T", required: true, help: "The device token.")
-    static let database = ServerOptions.database("Read this database file.")
+    static let database = ServerOptions.database("Read this database.")
     static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many (default 50, at most 500).")
     static let configuration = CommandConfiguration(
         name: "gatepass push-deliveries",
         overview: "List the push deliveries of one device token, newest first: pending, delivered or failed.",
-        usage: "gatepass push-deliveries --token T [--db PATH | --server URL] [--limit N] [--json]",
+        usage: "gatepass push-deliveries --token T [--db PATH|URL | --server URL] [--limit N] [--json]",
         options: [token, database, PushCommands.server, limit, OutputOptions.flag("Print the deliveries as JSON.")])
 
     var token: String

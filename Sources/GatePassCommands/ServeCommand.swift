@@ -6,14 +6,14 @@ import GatePassServer
 struct ServeCommand: GatePassCommand {
     static let config = Option<String>("--config", value: "FILE",
                                        help: "A JSON configuration file (see Config/server.json); flags override it.")
-    static let database = ServerOptions.database("The SQLite database file (default gatepass.db).")
+    static let database = ServerOptions.database("The database (default gatepass.db).")
     static let host = Option<String>("--host", value: "H", help: "The IPv4 address to listen on (default 127.0.0.1).")
     static let port = Option<Int>("--port", value: "N", in: 0...65_535,
                                   help: "The port (default 8080); 0 picks a free one. The first line printed is the URL.")
     static let dev = Flag("--dev", help: "Development mode: log one-time codes and answer /api/auth/dev-peek-otp.")
     static let demoData = Flag("--demo-data", help: "Seed a demo organization with a user per role and visitors in every status.")
     static let configuration = CommandConfiguration(
-        name: "gatepass serve", overview: "Run the Gate Pass HTTP API server (api.md) on SQLite.",
+        name: "gatepass serve", overview: "Run the Gate Pass HTTP API server (api.md) on SQLite, or on PostgreSQL shared by several servers behind a load balancer.",
         options: [config, database, host, port, dev, demoData])
 
     var configPath: String?

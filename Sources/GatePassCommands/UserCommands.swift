@@ -84,7 +84,7 @@ struct UserListCommand: GatePassCommand {
 
 struct UserAddCommand: GatePassCommand {
     static let database = ServerOptions.database(
-        "Add to this SQLite database file instead (created if missing): for the first OWNER, before anyone can log in.")
+        "Add to this database instead (a SQLite file is created if missing): for the first OWNER, before anyone can log in.")
     static let email = Option<String>("--email", value: "E", required: true,
                                       help: "The user's email; they log in with a code sent to it.")
     static let name = Option<String>("--name", value: "N", required: true, help: "The user's full name.")
@@ -102,7 +102,7 @@ struct UserAddCommand: GatePassCommand {
     static let configuration = CommandConfiguration(
         name: "gatepass user add",
         overview: "Add a user to your organization through the server (an OWNER adds any role, an ADMIN an ADMIN, APPROVER or HOST). With --db, add them to a database file directly, creating the organization if needed.",
-        usage: "gatepass user add [--db PATH [--organization NAME] [--secret-file FILE]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]",
+        usage: "gatepass user add [--db PATH|URL [--organization NAME] [--secret-file FILE]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]",
         options: [database, email, name, role, organization, canScan,
                   OutputOptions.flag("Print the new user as the API shapes it (without --db)."), ServerOptions.secretFile])
 

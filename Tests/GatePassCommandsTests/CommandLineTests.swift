@@ -109,18 +109,18 @@ func temporaryPath(_ name: String) -> String {
         let (status, terminal) = run("serve", "--help")
         #expect(status == 0)
         #expect(terminal.stdout == """
-            OVERVIEW: Run the Gate Pass HTTP API server (api.md) on SQLite.
+            OVERVIEW: Run the Gate Pass HTTP API server (api.md) on SQLite, or on PostgreSQL shared by several servers behind a load balancer.
 
-            USAGE: gatepass serve [--config FILE] [--db PATH] [--host H] [--port N] [--dev] [--demo-data]
+            USAGE: gatepass serve [--config FILE] [--db PATH|URL] [--host H] [--port N] [--dev] [--demo-data]
 
             OPTIONS:
-              --config FILE  A JSON configuration file (see Config/server.json); flags override it.
-              --db PATH      The SQLite database file (default gatepass.db).
-              --host H       The IPv4 address to listen on (default 127.0.0.1).
-              --port N       The port (default 8080); 0 picks a free one. The first line printed is the URL.
-              --dev          Development mode: log one-time codes and answer /api/auth/dev-peek-otp.
-              --demo-data    Seed a demo organization with a user per role and visitors in every status.
-              -h, --help     Show help information.
+              --config FILE              A JSON configuration file (see Config/server.json); flags override it.
+              --db, --database PATH|URL  The database (default gatepass.db). A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --host H                   The IPv4 address to listen on (default 127.0.0.1).
+              --port N                   The port (default 8080); 0 picks a free one. The first line printed is the URL.
+              --dev                      Development mode: log one-time codes and answer /api/auth/dev-peek-otp.
+              --demo-data                Seed a demo organization with a user per role and visitors in every status.
+              -h, --help                 Show help information.
 
             """)
     }
@@ -141,7 +141,7 @@ func temporaryPath(_ name: String) -> String {
         for word in ["list", "add", "update", "disable"] { #expect(terminal.stdout.contains("  \(word) "), "\(word)") }
         let add = RecordingTerminal()
         #expect(GatePassCLI.main(["gatepass", "user", "add", "--help"], terminal: add) == 0)
-        #expect(add.stdout.contains("USAGE: gatepass user add [--db PATH [--organization NAME] [--secret-file FILE]]"))
+        #expect(add.stdout.contains("USAGE: gatepass user add [--db PATH|URL [--organization NAME] [--secret-file FILE]]"))
     }
 }
 

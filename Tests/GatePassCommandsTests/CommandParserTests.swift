@@ -87,6 +87,20 @@ import Testing
         #expect(mistake("X", "--name", "N", "--file", "--json") == "--file needs at least one FILE")
     }
 
+    @Test func anAliasIsTheSameOption() throws {
+        let database = Option<String>("--db", aliases: ["--database"], value: "PATH", help: "The database.")
+        let configuration = CommandConfiguration(name: "tool db", overview: "Uses a database.", options: [database])
+        for arguments in [["--db", "a.db"], ["--database", "a.db"], ["--database=a.db"]] {
+            guard case .parsed(let parsed) = try CommandParser.parse(arguments, for: configuration) else {
+                Issue.record("\(arguments) asked for help"); continue
+            }
+            #expect(try parsed.value(database) == "a.db", "\(arguments)")
+        }
+        #expect(throws: UsageError.self) { try CommandParser.parse(["--db", "a", "--database", "b"], for: configuration) }
+        #expect(configuration.help.contains("--db, --database PATH  The database."), "\(configuration.help)")
+        #expect(configuration.usage == "tool db [--db PATH]")
+    }
+
     @Test func repeatedOptionIsAMistakeButAListAddsUp() throws {
         #expect(mistake("X", "--name", "N", "--note", "a", "--note", "b") == "--note was given more than once; give it once")
         #expect(mistake("X", "--name", "N", "--json", "--json") == "--json was given more than once; give it once")

@@ -84,4 +84,35 @@ import Testing
             #expect(twice.terminal.stderr == "error: the PostgreSQL database is not empty: organizations holds rows; copy into a new database")
         }
     }
+
+    /// `--database` is `--db` under its other name, on every command that opens a database;
+    /// with a postgres:// URL the bootstrap commands work on PostgreSQL, naming the secret.
+    @Test(.enabled(if: PostgresCluster.isAvailable, Comment(rawValue: PostgresCluster.unavailableReason)))
+    func theBootstrapCommandsWorkOnPostgres() throws {
+        let url = try PostgresCluster.shared().makeDatabase()
+        let folder = temporaryPath("pg-site")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let secret = folder + "/gatepass.secret"
+        let added = run("user", "add", "--database", url, "--secret-file", secret, "--email", "owner@pg.test",
+                        "--name", "Pia Owner", "--role", "OWNER", "--organization", "Postgres Site")
+        #expect(added.status == 0, "\(added.terminal.stderr)")
+        let gate = run("checkpoint", "add", "--db", url, "--secret-file", secret, "--organization", "Postgres Site",
+                       "--name", "North gate")
+        #expect(gate.status == 0, "\(gate.terminal.stderr)")
+        let verified = run("audit", "verify", "--database", url, "--secret-file", secret)
+        #expect(verified.status == 0 && verified.terminal.stdout.contains("intact"), "\(verified.terminal.stdout)\(verified.terminal.stderr)")
+        let keys = run("keys", "list", "--db", url, "--keys-file", folder + "/gatepass.pass-keys")
+        #expect(keys.status == 0, "\(keys.terminal.stderr)")
+        // Without the secret, a PostgreSQL database's state files cannot be found: one sentence.
+        let noSecret = run("audit", "verify", "--db", url)
+        #expect(noSecret.status != 0 && noSecret.terminal.stderr.contains("name the secret"), "\(noSecret.terminal.stderr)")
+        // Both names at once is the option twice.
+        let twice = run("audit", "verify", "--db", url, "--database", url, "--secret-file", secret)
+        #expect(twice.status == 2 && twice.terminal.stderr.contains("--db was given more than once"), "\(twice.terminal.stderr)")
+        let withPassword = run("user", "add", "--database", "postgres://gatepass:hunter2@127.0.0.1:1/x", "--secret-file", secret,
+                               "--email", "a@b.test", "--name", "A", "--role", "OWNER", "--organization", "X")
+        #expect(withPassword.status != 0 && !withPassword.terminal.stderr.contains("hunter2"), "\(withPassword.terminal.stderr)")
+        #expect(withPassword.terminal.stderr.contains("must not hold the password"), "\(withPassword.terminal.stderr)")
+    }
 }

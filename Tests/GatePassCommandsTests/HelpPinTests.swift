@@ -77,18 +77,18 @@ import Testing
         (["user", "add"], #"""
             OVERVIEW: Add a user to your organization through the server (an OWNER adds any role, an ADMIN an ADMIN, APPROVER or HOST). With --db, add them to a database file directly, creating the organization if needed.
 
-            USAGE: gatepass user add [--db PATH [--organization NAME] [--secret-file FILE]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]
+            USAGE: gatepass user add [--db PATH|URL [--organization NAME] [--secret-file FILE]] --email E --name N --role OWNER|ADMIN|APPROVER|HOST|PLATFORM_ADMIN [--can-scan] [--json]
 
             OPTIONS:
-              --db PATH            Add to this SQLite database file instead (created if missing): for the first OWNER, before anyone can log in.
-              --email E            The user's email; they log in with a code sent to it.
-              --name N             The user's full name.
-              --role R             OWNER, ADMIN, APPROVER or HOST (PLATFORM_ADMIN with --db only).
-              --organization NAME  With --db: the organization (default: "Default"), created with a "Main gate" checkpoint if new. Without, yours.
-              --can-scan           Let an APPROVER obtain scanner tokens (owners and admins always can).
-              --json               Print the new user as the API shapes it (without --db).
-              --secret-file FILE   The server's secret, which holds the audit key (default <db>.secret).
-              -h, --help           Show help information.
+              --db, --database PATH|URL  Add to this database instead (a SQLite file is created if missing): for the first OWNER, before anyone can log in. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --email E                  The user's email; they log in with a code sent to it.
+              --name N                   The user's full name.
+              --role R                   OWNER, ADMIN, APPROVER or HOST (PLATFORM_ADMIN with --db only).
+              --organization NAME        With --db: the organization (default: "Default"), created with a "Main gate" checkpoint if new. Without, yours.
+              --can-scan                 Let an APPROVER obtain scanner tokens (owners and admins always can).
+              --json                     Print the new user as the API shapes it (without --db).
+              --secret-file FILE         The server's secret, which holds the audit key (default <db>.secret; required with a postgres:// database).
+              -h, --help                 Show help information.
 
             """#),
         (["checkpoint"], #"""
@@ -119,14 +119,14 @@ import Testing
         (["checkpoint", "add"], #"""
             OVERVIEW: Add a checkpoint (a gate) to an organization in a Gate Pass database file.
 
-            USAGE: gatepass checkpoint add --db PATH --organization NAME --name N [--secret-file FILE]
+            USAGE: gatepass checkpoint add --db PATH|URL --organization NAME --name N [--secret-file FILE]
 
             OPTIONS:
-              --db PATH            The SQLite database file.
-              --organization NAME  The organization's name.
-              --name N             The checkpoint's name, unique in its organization.
-              --secret-file FILE   The server's secret, which holds the audit key (default <db>.secret).
-              -h, --help           Show help information.
+              --db, --database PATH|URL  The database. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --organization NAME        The organization's name.
+              --name N                   The checkpoint's name, unique in its organization.
+              --secret-file FILE         The server's secret, which holds the audit key (default <db>.secret; required with a postgres:// database).
+              -h, --help                 Show help information.
 
             """#),
         (["checkpoint", "rename"], #"""
@@ -461,29 +461,29 @@ import Testing
         (["push-test"], #"""
             OVERVIEW: Send push.test to every registered device token (or one) and report, per token, whether a connected event stream received it.
 
-            USAGE: gatepass push-test [--db PATH | --server URL] [--token T] [--wait SECONDS] [--json]
+            USAGE: gatepass push-test [--db PATH|URL | --server URL] [--token T] [--wait SECONDS] [--json]
 
             OPTIONS:
-              --db PATH       Work on this database file. A server running on the same file delivers the tests to its streams.
-              --server URL    Ask this server (default: the one this device is logged in to, as an OWNER or ADMIN).
-              --token T       Only this device token.
-              --wait SECONDS  How long to wait for the deliveries (default 3, at most 30).
-              --json          Print the outcomes as JSON.
-              -h, --help      Show help information.
+              --db, --database PATH|URL  Work on this database. A server running on the same database delivers the tests to its streams. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --server URL               Ask this server (default: the one this device is logged in to, as an OWNER or ADMIN).
+              --token T                  Only this device token.
+              --wait SECONDS             How long to wait for the deliveries (default 3, at most 30).
+              --json                     Print the outcomes as JSON.
+              -h, --help                 Show help information.
 
             """#),
         (["push-deliveries"], #"""
             OVERVIEW: List the push deliveries of one device token, newest first: pending, delivered or failed.
 
-            USAGE: gatepass push-deliveries --token T [--db PATH | --server URL] [--limit N] [--json]
+            USAGE: gatepass push-deliveries --token T [--db PATH|URL | --server URL] [--limit N] [--json]
 
             OPTIONS:
-              --token T     The device token.
-              --db PATH     Read this database file.
-              --server URL  Ask this server (default: the one this device is logged in to, as an OWNER or ADMIN).
-              --limit N     How many (default 50, at most 500).
-              --json        Print the deliveries as JSON.
-              -h, --help    Show help information.
+              --token T                  The device token.
+              --db, --database PATH|URL  Read this database. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --server URL               Ask this server (default: the one this device is logged in to, as an OWNER or ADMIN).
+              --limit N                  How many (default 50, at most 500).
+              --json                     Print the deliveries as JSON.
+              -h, --help                 Show help information.
 
             """#),
         (["scan"], #"""
@@ -770,39 +770,39 @@ import Testing
         (["keys", "list"], #"""
             OVERVIEW: List the pass keys of each organization of a database file (public facts only: no private key is printed).
 
-            USAGE: gatepass keys list --db PATH [--keys-file FILE]
+            USAGE: gatepass keys list --db PATH|URL [--keys-file FILE]
 
             OPTIONS:
-              --db PATH         The SQLite database file (its organizations).
-              --keys-file FILE  The pass keys file (default <db>.pass-keys, as gatepass serve uses).
-              -h, --help        Show help information.
+              --db, --database PATH|URL  The database (its organizations). A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --keys-file FILE           The pass keys file (default <db>.pass-keys, as gatepass serve uses).
+              -h, --help                 Show help information.
 
             """#),
         (["keys", "rotate"], #"""
             OVERVIEW: Retire an organization's current pass keys and make new ones. Passes drawn from now on carry the new key; passes signed with a retired key stay valid until they end, online and at offline kiosks.
 
-            USAGE: gatepass keys rotate --db PATH [--keys-file FILE] [--organization NAME] [--purpose P]
+            USAGE: gatepass keys rotate --db PATH|URL [--keys-file FILE] [--organization NAME] [--purpose P]
 
             OPTIONS:
-              --db PATH            The SQLite database file (its organizations).
-              --keys-file FILE     The pass keys file (default <db>.pass-keys, as gatepass serve uses).
-              --organization NAME  The organization's name (needed when the database has more than one).
-              --purpose P          Only the key of this purpose: admit or approval (default both).
-              -h, --help           Show help information.
+              --db, --database PATH|URL  The database (its organizations). A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --keys-file FILE           The pass keys file (default <db>.pass-keys, as gatepass serve uses).
+              --organization NAME        The organization's name (needed when the database has more than one).
+              --purpose P                Only the key of this purpose: admit or approval (default both).
+              -h, --help                 Show help information.
 
             """#),
         (["keys", "revoke"], #"""
             OVERVIEW: Revoke a pass key that leaked: every pass it signed is refused, online and at offline kiosks once they sync. A current key is replaced by a new one; the server re-issues its passes and re-sends their invitations within a few seconds (at its next start if it is not running).
 
-            USAGE: gatepass keys revoke KEY --db PATH [--keys-file FILE]
+            USAGE: gatepass keys revoke KEY --db PATH|URL [--keys-file FILE]
 
             ARGUMENTS:
               KEY  The key's id, as gatepass keys list shows it.
 
             OPTIONS:
-              --db PATH         The SQLite database file (its organizations).
-              --keys-file FILE  The pass keys file (default <db>.pass-keys, as gatepass serve uses).
-              -h, --help        Show help information.
+              --db, --database PATH|URL  The database (its organizations). A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --keys-file FILE           The pass keys file (default <db>.pass-keys, as gatepass serve uses).
+              -h, --help                 Show help information.
 
             """#),
         (["audit"], #"""
@@ -820,12 +820,12 @@ import Testing
         (["audit", "verify"], #"""
             OVERVIEW: Walk the audit log of a database file from its first entry: every entry's values must hash to what its link covers, every link must follow from the one before (HMAC under the key from the server's secret), and the log must reach the newest entry recorded outside the database (<db>.audit-head). Exits 0 when the log is intact, 1 naming the first entry that was altered, inserted or removed.
 
-            USAGE: gatepass audit verify --db PATH [--secret-file FILE]
+            USAGE: gatepass audit verify --db PATH|URL [--secret-file FILE]
 
             OPTIONS:
-              --db PATH           The SQLite database file.
-              --secret-file FILE  The server's secret, which holds the audit key (default <db>.secret).
-              -h, --help          Show help information.
+              --db, --database PATH|URL  The database. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --secret-file FILE         The server's secret, which holds the audit key (default <db>.secret; required with a postgres:// database).
+              -h, --help                 Show help information.
 
             """#),
         (["admin"], #"""
@@ -843,13 +843,13 @@ import Testing
         (["admin", "retention"], #"""
             OVERVIEW: Run retention now on a database file, for every organization, as the server's daily run does at 03:30 site time: visitors whose pass ended more than the organization's retentionDays ago are anonymised (name "(anonymised)", contact details, host, purpose and decision note erased; statuses, times and counts kept), with their scans' raw text, event snapshots, mail log rows, stored answers and audit values. Prints one line per organization. A real run is audited as retention.run by system.
 
-            USAGE: gatepass admin retention --db PATH [--dry-run] [--secret-file FILE]
+            USAGE: gatepass admin retention --db PATH|URL [--dry-run] [--secret-file FILE]
 
             OPTIONS:
-              --db PATH           The SQLite database file.
-              --dry-run           Count what the run would anonymise; change nothing.
-              --secret-file FILE  The server's secret, which holds the audit key (default <db>.secret).
-              -h, --help          Show help information.
+              --db, --database PATH|URL  The database. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --dry-run                  Count what the run would anonymise; change nothing.
+              --secret-file FILE         The server's secret, which holds the audit key (default <db>.secret; required with a postgres:// database).
+              -h, --help                 Show help information.
 
             """#),
         (["db"], #"""
@@ -873,7 +873,7 @@ import Testing
             OPTIONS:
               --from sqlite:PATH  The site's SQLite database file.
               --to URL            An empty PostgreSQL database, postgres://USER@HOST:PORT/DATABASE (the password from PGPASSWORD or a passfile).
-              --secret-file FILE  The server's secret, which holds the audit key (default <db>.secret).
+              --secret-file FILE  The server's secret, which holds the audit key (default <db>.secret; required with a postgres:// database).
               -h, --help          Show help information.
 
             """#),

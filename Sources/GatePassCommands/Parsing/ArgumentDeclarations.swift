@@ -22,6 +22,18 @@ public struct OptionSpec: Sendable {
     public var arity: Arity
     /// Absent → `"--name is required"`.
     public var isRequired: Bool
+    /// Other names that mean the same option (`--database` for `--db`); the value is read
+    /// under `name` whichever was typed, and giving two of them is giving it twice.
+    public var aliases: [String] = []
+
+    /// Every name the option answers to, `name` first.
+    public var names: [String] { [name] + aliases }
+
+    /// The option's row in `--help`: every name, then the value (`--db, --database PATH`).
+    public var helpLabel: String {
+        guard !aliases.isEmpty else { return synopsis }
+        return ([name] + aliases).joined(separator: ", ") + (valueName.map { " " + $0 } ?? "")
+    }
 
     /// `--note TEXT` as help and usage show it.
     public var synopsis: String {
@@ -53,17 +65,17 @@ public struct Option<Value: Sendable>: OptionDeclaration {
     let convert: @Sendable (String) throws(UsageError) -> Value
 
     /// An option whose value `convert` checks; its error is the whole sentence.
-    public init(_ name: String, value valueName: String, required: Bool = false, help: String,
+    public init(_ name: String, aliases: [String] = [], value valueName: String, required: Bool = false, help: String,
                 convert: @escaping @Sendable (String) throws(UsageError) -> Value) {
-        spec = OptionSpec(name: name, valueName: valueName, help: help, arity: .value, isRequired: required)
+        spec = OptionSpec(name: name, valueName: valueName, help: help, arity: .value, isRequired: required, aliases: aliases)
         self.convert = convert
     }
 }
 
 extension Option where Value == String {
     /// Any text.
-    public init(_ name: String, value valueName: String, required: Bool = false, help: String) {
-        self.init(name, value: valueName, required: required, help: help) { (text: String) throws(UsageError) in text }
+    public init(_ name: String, aliases: [String] = [], value valueName: String, required: Bool = false, help: String) {
+        self.init(name, aliases: aliases, value: valueName, required: required, help: help) { (text: String) throws(UsageError) in text }
     }
 }
 

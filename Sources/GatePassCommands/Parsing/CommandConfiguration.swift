@@ -52,7 +52,7 @@ public struct CommandConfiguration: Sendable {
     public var help: String {
         HelpText(overview: overview, usage: usage,
                  arguments: arguments.map { ($0.name, $0.help) },
-                 options: options.map { ($0.synopsis, $0.help) },
+                 options: options.map { ($0.helpLabel, $0.help) },
                  subcommands: subcommands.map { ($0.name, $0.about) },
                  discussion: discussion).rendered
     }

@@ -20,7 +20,8 @@ public enum CommandParser {
 
     public static func parse(_ arguments: [String],
                              for configuration: CommandConfiguration) throws(UsageError) -> Outcome {
-        let declared = Dictionary(configuration.options.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let declared = Dictionary(configuration.options.flatMap { option in option.names.map { ($0, option) } },
+                                  uniquingKeysWith: { first, _ in first })
         var values: [String: [String]] = [:]
         var positionals: [String] = []
         var firstMistake: UsageError?
@@ -37,11 +38,13 @@ public enum CommandParser {
             }
             if argument == "--" { optionsEnded = true; continue }
             if argument == "-h" || argument == "--help" { return .help }
-            let (name, inline) = split(argument)
-            guard let option = declared[name] else {
-                note("unknown option \(name)")
+            let (typed, inline) = split(argument)
+            guard let option = declared[typed] else {
+                note("unknown option \(typed)")
                 continue
             }
+            // Values are kept under the option's own name, whichever alias was typed.
+            let name = option.name
             if values[name] != nil, option.arity != .values {
                 note("\(name) was given more than once; give it once")
             }

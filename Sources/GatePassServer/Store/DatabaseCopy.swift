@@ -129,6 +129,7 @@ public enum DatabaseCopy {
         CopiedTable("push_deliveries", orderedBy: ["token", "event_id"]),
         CopiedTable("mail_queue", orderedBy: ["seq"], identity: ["seq"]),
         CopiedTable("audit_log", orderedBy: ["seq"], identity: ["seq"]),
+        CopiedTable("rate_windows", orderedBy: ["name"]),
     ]
 
     /// A column, with the kind its declared SQLite type gives every value in it.
