@@ -2,6 +2,7 @@ import Foundation
 import GatePassCore
 import GatePassTestSupport
 import LoopbackHTTP
+import Postgres
 import Testing
 @testable import GatePassServer
 
@@ -292,6 +293,38 @@ struct TwoInstanceTests {
             }
             a.clock.advance(by: 60)
             #expect(try b.enrol(fresh).hasPrefix("gp1."), "the next minute takes codes again")
+        }
+    }
+
+    /// PostgreSQL ends every connection of the servers (a restart, a failover): a request in
+    /// flight may get 503, never 500, and the next ones succeed on new connections.
+    @Test func theServersReconnectAfterPostgresDropsTheirConnections() throws {
+        try withTwoInstances { a, b in
+            let site = try a.makeSite()
+            let admin = try PGConnection(url: a.server.application.configuration.database)
+            defer { admin.close() }
+            _ = try admin.query("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE application_name LIKE 'gatepass%' AND datname = current_database() AND pid <> pg_backend_pid()
+                """) { _ in () }
+            for server in [a, b] {
+                var statuses: [Int] = []
+                for index in 0..<3 {
+                    let visitor = try? server.createVisitor(site.ownerToken, ["name": "After the restart \(index)"])
+                    statuses.append(visitor == nil ? 503 : 201)
+                    if visitor != nil { break }
+                }
+                #expect(statuses.last == 201, "\(statuses)")
+                let stats = try server.client().get("/api/visitor-scanner/stats", token: site.scanner)
+                #expect(stats.status == 200 || stats.status == 503, "\(stats.text)")
+            }
+            // Both hear each other again: a check-in on A reaches a stream on B.
+            let stream = try SSETestClient(port: b.port, token: site.ownerToken)
+            let visitor = try a.createVisitor(site.ownerToken, ["name": "Heard"])
+            let answer = try a.client().send("POST", "/api/visitor-scanner/checkin", token: site.scanner,
+                                             json: ["shortId": visitor["shortId"] as! String])
+            #expect(answer.status == 200, "\(answer.text)")
+            #expect(stream.nextEvent(timeout: 30)?.event == "visitor.arrived")
         }
     }
 }

@@ -1,3 +1,4 @@
+import SQLBinding
 /// A database under `ServerDatabase`: how transactions are run on it. SQLite is one
 /// (Store/SQLite); another database is another conformance, and nothing above the store
 /// changes.
@@ -20,6 +21,8 @@ protocol DatabaseEngine: Sendable {
     func truncateJournal() throws
     /// Finishes work in progress and closes every connection.
     func close()
+    /// The group-commit writer's counts so far.
+    var writerStatistics: GroupCommitStatistics { get }
 
     /// Tells the other servers sharing this database (see `StoreAnnouncement`).
     func announce(_ announcement: StoreAnnouncement)

@@ -1,3 +1,4 @@
+import SQLBinding
 import Foundation
 import Synchronization
 
@@ -55,6 +56,9 @@ public final class ServerDatabase: Sendable {
 
     /// Finishes queued writes and closes every connection.
     public func close() { engine.close() }
+
+    /// The writer's group-commit counts so far (benchmarks report jobs per commit).
+    public var writerStatistics: GroupCommitStatistics { engine.writerStatistics }
 
     /// Tells the other servers sharing this database, after a commit (see `StoreAnnouncement`).
     func announce(_ announcement: StoreAnnouncement) { engine.announce(announcement) }

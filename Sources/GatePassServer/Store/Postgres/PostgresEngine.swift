@@ -4,20 +4,21 @@ import Postgres
 
 /// The PostgreSQL engine under `ServerDatabase`: the database several `gatepass serve`
 /// instances share. Reads run on pooled connections, each in a REPEATABLE READ snapshot (what
-/// SQLite's WAL readers see). Writes run one at a time across every instance: each write
-/// transaction first takes one transaction-scoped advisory lock, held to its commit.
+/// SQLite's WAL readers see). Writes go through one group-commit writer per server, as on
+/// SQLite: it runs every write waiting in one transaction (each in its own savepoint), and
+/// each such batch first takes one transaction-scoped advisory lock, held to its commit, so
+/// batches commit one at a time across every server.
 ///
 /// Why one writer at a time: every exactly-once rule of the store (a pass checked in once, an
 /// OTP limit, an idempotency key answered once, the audit chain's next link, event ids that
 /// become visible in the order they were given) was built on SQLite's single writer, and the
-/// lock keeps each of them true with any number of instances, with no retry of a body that
-/// may have run halfway. Reads, which are most requests, run in parallel everywhere.
+/// lock keeps each of them true with any number of servers, with no retry of a body that
+/// may have run halfway. Group commit keeps it fast: the writes waiting on one server share
+/// one lock turn and one WAL flush. Reads, which are most requests, run in parallel everywhere.
 final class PostgresEngine: DatabaseEngine {
     let url: String
     private let pool: PostgresPool
-    private let writeQueue = DispatchQueue(label: "gatepass.postgres-writes", attributes: .concurrent)
-    private let refusing = Locked<Bool>(false)
-    private let writes = DispatchGroup()
+    private let writer: GroupCommitWriter<PostgresWriterConnection>
     /// This server among those sharing the database: its own announcements come back to it
     /// through LISTEN and are skipped by this prefix.
     let instance = String(UUID().uuidString.prefix(8)).lowercased()
@@ -32,38 +33,41 @@ final class PostgresEngine: DatabaseEngine {
         defer { bootstrap.close() }
         try PostgresMigrator.migrate(bootstrap, Schema.migrations)
         pool = PostgresPool(url: url, size: poolSize)
+        writer = GroupCommitWriter(
+            connection: try PostgresWriterConnection(url: url, channel: PostgresEngine.channel, instance: instance),
+            threadName: "pg-writer")
         listener = PostgresListener(url: url, channel: PostgresEngine.channel, instance: instance)
     }
 
     /// The channel every server of one database announces on and listens to.
     static let channel = "gatepass"
 
+    /// A read that failed because its connection was lost (PostgreSQL restarted, a failover)
+    /// is run once more on a new connection: it changed nothing, so running it again is safe.
     func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
-        try pool.withConnection { connection in
-            try connection.inTransaction(.repeatableRead) { try body(SQLTransaction(connection)) }
+        func attempt() throws -> T {
+            try pool.withConnection { connection in
+                try connection.inTransaction(.repeatableRead) { try body(SQLTransaction(connection)) }
+            }
+        }
+        do {
+            return try attempt()
+        } catch let error as PGError where error.isConnectionFailure {
+            return try attempt()
         }
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
-        writes.enter()
-        defer { writes.leave() }
-        guard !refusing.withLock({ $0 }) else { throw PostgresEngineError.closing }
-        return try pool.withConnection { connection in
-            try connection.inTransaction(.readCommitted) {
-                _ = try connection.execute("SELECT pg_advisory_xact_lock(?)", [PostgresLocks.writer])
-                let result = try body(SQLTransaction(connection))
-                // Delivered at the commit, and only if it commits: the other servers read the
-                // log and drop cached answers (ids only; see StoreAnnouncement).
-                _ = try connection.execute("SELECT pg_notify(?, ?)", [PostgresEngine.channel, instance + " c"])
-                return result
-            }
-        }
+        try writer.write { writing in try body(SQLTransaction(writing.connection)) }
     }
 
     func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writeQueue.async { [self] in completion(Result { try write(body) }) }
+        writer.submit({ writing in try body(SQLTransaction(writing.connection)) }, completion: completion)
     }
+
+    /// The writer's group-commit counts so far (benchmarks report jobs per commit).
+    var writerStatistics: GroupCommitStatistics { writer.statistics }
 
     func probeReadable() throws {
         let connection = try PGConnection(url: url, applicationName: "gatepass-probe")
@@ -73,17 +77,13 @@ final class PostgresEngine: DatabaseEngine {
 
     /// Takes the write lock and gives it back, waiting its turn like any write.
     func probeWritable() throws {
-        try pool.withConnection { connection in
-            try connection.inTransaction(.readCommitted) {
-                _ = try connection.execute("SELECT pg_advisory_xact_lock(?)", [PostgresLocks.writer])
-            }
+        try writer.outsideTransaction { writing in
+            try writing.beginBatch()
+            writing.rollbackBatch()
         }
     }
 
-    func refuseQueuedWrites() {
-        refusing.withLock { $0 = true }
-        writes.wait()
-    }
+    func refuseQueuedWrites() { writer.refuseQueued() }
 
     /// PostgreSQL keeps an erased row's old version until VACUUM reclaims it; this runs one on
     /// the tables an erase touches, so the space is marked free soon rather than at autovacuum's
@@ -95,7 +95,7 @@ final class PostgresEngine: DatabaseEngine {
     }
 
     func close() {
-        writes.wait()
+        writer.close()
         listener.stop()
         pool.close()
     }
@@ -228,10 +228,60 @@ enum PostgresLocks {
 
 enum PostgresEngineError: Error, CustomStringConvertible, DatabaseFailure {
     case closing
+    case jobLeftTransactionOpen
 
-    var description: String { "the database is closing; the change was not made" }
-    var isClosing: Bool { true }
+    var description: String {
+        switch self {
+        case .closing: "the database is closing; the change was not made"
+        case .jobLeftTransactionOpen: "a write left a transaction open"
+        }
+    }
+    var isClosing: Bool { self == .closing }
     var isBusy: Bool { false }
+}
+
+/// The group-commit writer's connection on PostgreSQL. A batch begins by taking the write
+/// lock every server of the database shares, and announces its commit (NOTIFY, delivered only
+/// if it commits). A connection found broken after a failed batch is replaced, so a restart
+/// of PostgreSQL fails the writes in flight (503) and the next ones succeed.
+final class PostgresWriterConnection: GroupCommitConnection {
+    private(set) var connection: PGConnection
+    private let url: String
+    private let channel: String
+    private let instance: String
+
+    init(url: String, channel: String, instance: String) throws {
+        self.url = url
+        self.channel = channel
+        self.instance = instance
+        connection = try PGConnection(url: url, applicationName: "gatepass-writer")
+    }
+
+    func beginBatch() throws {
+        try connection.executeScript("BEGIN ISOLATION LEVEL READ COMMITTED")
+        _ = try connection.execute("SELECT pg_advisory_xact_lock(?)", [PostgresLocks.writer])
+    }
+
+    func commitBatch() throws {
+        // The other servers read the log and drop cached answers (ids only; see StoreAnnouncement).
+        _ = try connection.execute("SELECT pg_notify(?, ?)", [channel, instance + " c"])
+        try connection.executeScript("COMMIT")
+    }
+
+    func rollbackBatch() { try? connection.executeScript("ROLLBACK") }
+    func inSavepoint<T>(_ body: () throws -> T) throws -> T { try connection.inSavepoint(body) }
+    var isInTransaction: Bool { connection.isInTransaction }
+    func lent<T>(_ body: () throws -> T) rethrows -> T { try body() }
+
+    func recoverAfterFailure() {
+        guard !connection.isHealthy, let fresh = try? PGConnection(url: url, applicationName: "gatepass-writer") else { return }
+        connection.close()
+        connection = fresh
+    }
+
+    func closeAfterWriting() { connection.close() }
+    static var writerClosing: any Error { PostgresEngineError.closing }
+    static var jobLeftTransactionOpen: any Error { PostgresEngineError.jobLeftTransactionOpen }
 }
 
 /// Connections handed to one thread at a time; a connection found broken is closed rather
@@ -250,10 +300,25 @@ final class PostgresPool: @unchecked Sendable {
         self.size = size
     }
 
+    /// A lost connection empties the pool: what lost one (a restart of PostgreSQL, a failover)
+    /// most likely lost the idle ones too, and each would fail a request before it is found out.
     func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
         let connection = try borrow()
         defer { giveBack(connection) }
-        return try body(connection)
+        do {
+            return try body(connection)
+        } catch let error as PGError where error.isConnectionFailure {
+            closeIdle()
+            throw error
+        }
+    }
+
+    private func closeIdle() {
+        lock.lock()
+        let all = idle
+        idle.removeAll()
+        lock.unlock()
+        for connection in all { connection.close() }
     }
 
     /// A connection for the caller alone until `giveBack`.

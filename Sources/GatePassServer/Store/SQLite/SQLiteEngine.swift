@@ -7,7 +7,7 @@ import Synchronization
 /// over one file in WAL mode, with foreign keys on and the schema migrated at open.
 final class SQLiteEngine: DatabaseEngine {
     let path: String
-    let writer: GroupCommitWriter
+    let writer: GroupCommitWriter<Connection>
     let readers: ReaderPool
     let busyTimeoutMilliseconds: Int32
 
@@ -118,6 +118,8 @@ final class SQLiteEngine: DatabaseEngine {
         writer.close()
         readers.close()
     }
+
+    var writerStatistics: GroupCommitStatistics { writer.statistics }
 
     /// One server per SQLite file: nobody to tell, nobody to hear.
     func announce(_ announcement: StoreAnnouncement) {}

@@ -12,8 +12,6 @@ extension ServerDatabase {
     /// The path of the SQLite file.
     public var path: String { sqlite.path }
 
-    /// The writer's group-commit counts so far (benchmarks report jobs per commit).
-    public var writerStatistics: GroupCommitStatistics { sqlite.writer.statistics }
 
     func writeConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) throws -> T {
         defer { writeGeneration.add(1, ordering: .releasing) }
