@@ -315,9 +315,10 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
         }
     }
 
-    @Test(arguments: Self.servedEndpoints)
-    func everyCallerOnRoute(_ route: Endpoint) throws {
-        try withServer { server in
+    /// On both backends: every route's SQL runs on SQLite and on PostgreSQL.
+    @Test(arguments: Backend.available, Self.servedEndpoints)
+    func everyCallerOnRoute(_ backend: Backend, _ route: Endpoint) throws {
+        try withServer(on: backend) { server in
             let world = try World(server)
             for (cell, caller) in Caller.allCases.enumerated() {
                 let (method, path, body) = try Self.request(for: route, cell: cell, world: world)

@@ -36,21 +36,28 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
 /// The store's contract, run against both backends through the real API: what handlers rely
 /// on (exactly-once check-in, the event log and its replay, idempotency, the OTP limit, the
 /// audit chain) holds the same on SQLite and on PostgreSQL.
+/// `withServer` on `backend`: a SQLite file in the test's folder, or a new PostgreSQL database
+/// with its secret in a folder of its own (where the other state files go beside it).
+func withServer<T>(on backend: Backend, _ body: (TestServer) throws -> T) throws -> T {
+    let url = try backend.newDatabase()
+    let folder = NSTemporaryDirectory() + "gatepass-pg-\(UUID().uuidString)"
+    if url != nil { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+    defer { if url != nil { try? FileManager.default.removeItem(atPath: folder) } }
+    return try withServer(configure: { configuration in
+        if let url {
+            configuration.database = url
+            configuration.secretFile = folder + "/gatepass.secret"
+        }
+    }, body)
+}
+
+/// The store's contract, run against both backends through the real API: what handlers rely
+/// on (exactly-once check-in, the event log and its replay, idempotency, the OTP limit, the
+/// audit chain) holds the same on SQLite and on PostgreSQL. (`AuthorizationMatrixTests` runs
+/// every route as every caller on both, too.)
 @Suite struct StoreConformanceTests {
     func withSite<T>(_ backend: Backend, _ body: (TestServer, Site) throws -> T) throws -> T {
-        let url = try backend.newDatabase()
-        return try withTestServer(configure: { configuration in
-            backend.configure(&configuration, directory: NSTemporaryDirectory(), url: url)
-            configuration.secretFile = nil
-            configuration.passKeysFile = nil
-            if url != nil {
-                let folder = NSTemporaryDirectory() + "gatepass-pg-\(UUID().uuidString)"
-                try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                configuration.secretFile = folder + "/gatepass.secret"
-            }
-        }) { server in
-            return try body(server, try server.makeSite())
-        }
+        try withServer(on: backend) { server in try body(server, try server.makeSite()) }
     }
 
     @Test(arguments: Backend.available)
