@@ -334,4 +334,48 @@ struct TwoInstanceTests {
             #expect(stream.nextEvent(timeout: 30)?.event == "visitor.arrived")
         }
     }
+
+    /// A duplicate that reaches the other instance while the first is still in progress: both
+    /// wait on the database's write lock (held here by the test, as a long write would), and
+    /// the one that runs second finds the stored answer and replays it.
+    @Test func aDuplicateInProgressOnTheOtherInstanceIsReplayedNotAppliedTwice() throws {
+        try withTwoInstances { a, b in
+            let site = try a.makeSite()
+            let shortId = try a.createVisitor(site.ownerToken, ["name": "In Progress"])["shortId"] as! String
+            let scanner = site.scanner
+            let holder = try PGConnection(url: a.server.application.configuration.database)
+            defer { holder.close() }
+            try holder.executeScript("BEGIN")
+            _ = try holder.execute("SELECT pg_advisory_xact_lock(?)", [PostgresLocks.writer])
+            let answers = Locked<[Int: (status: Int, scanId: String?, replayed: Bool)]>([:])
+            let done = DispatchGroup()
+            for (index, port) in [a.port, b.port].enumerated() {
+                done.enter()
+                Thread {
+                    defer { done.leave() }
+                    let answer = try? LoopbackHTTPClient(port: port).send(
+                        "POST", "/api/visitor-scanner/checkin", token: scanner,
+                        headers: ["Idempotency-Key": "in-progress-1"], json: ["shortId": shortId])
+                    answers.withLock {
+                        $0[index] = (answer?.status ?? 0, answer?.json?["scanId"] as? String,
+                                     answer?.headers["idempotent-replayed"] == "true")
+                    }
+                }.start()
+            }
+            // Both writers queue behind the lock (PostgreSQL's state: polled).
+            #expect(try eventually {
+                try holder.scalarInt("""
+                    SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """) == 2
+            })
+            try holder.executeScript("COMMIT")
+            done.wait()
+            let both = answers.withLock { $0 }
+            #expect(both[0]?.status == 200 && both[1]?.status == 200, "\(both)")
+            #expect(both[0]?.scanId != nil && both[0]?.scanId == both[1]?.scanId, "\(both)")
+            #expect([both[0]?.replayed, both[1]?.replayed].filter { $0 == true }.count == 1, "\(both)")
+            #expect(try b.history(site.ownerToken, "").count == 1)
+        }
+    }
 }
