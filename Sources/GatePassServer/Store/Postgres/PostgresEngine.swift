@@ -148,16 +148,15 @@ final class PostgresEngine: DatabaseEngine {
 /// The LISTEN side of `StoreAnnouncement`: one connection of its own, on one thread. When the
 /// connection is lost it reconnects (every second while it cannot), and after each connect it
 /// reports a commit and ended sessions, since announcements sent meanwhile were missed.
-final class PostgresListener: @unchecked Sendable {
-    // @unchecked: `log` and `started` are set before the thread starts and only read after.
+final class PostgresListener: Sendable {
     private let url: String
     private let channel: String
     private let instance: String
     private let listening = Locked<Bool>(false)
     private let stopping = Locked<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private var started = false
-    private var log: @Sendable (String) -> Void = { _ in }
+    private let started = Locked<Bool>(false)
+    private let log = Locked<@Sendable (String) -> Void>({ _ in })
 
     init(url: String, channel: String, instance: String) {
         self.url = url
@@ -168,11 +167,11 @@ final class PostgresListener: @unchecked Sendable {
     var isListening: Bool { listening.withLock { $0 } }
 
     /// What went wrong, for the server's log (PGError never holds a password or a bound value).
-    func logFailure(_ text: String) { log(text) }
+    func logFailure(_ text: String) { log.withLock { $0 }(text) }
 
     func start(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void, log: @escaping @Sendable (String) -> Void) {
-        self.log = log
-        started = true
+        self.log.withLock { $0 = log }
+        started.withLock { $0 = true }
         let thread = Thread { [self] in
             run(handler)
             finished.signal()
@@ -183,7 +182,7 @@ final class PostgresListener: @unchecked Sendable {
 
     func stop() {
         stopping.withLock { $0 = true }
-        if started { finished.wait() }
+        if started.withLock({ $0 }) { finished.wait() }
     }
 
     private var isStopping: Bool { stopping.withLock { $0 } }
