@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCommands
 import GatePassServer
 import LocalPostgres
 import Postgres

@@ -54,10 +54,12 @@ func printTable(_ report: Report) {
     }
     if let p = report.postgresCheckin {
         out += "checkin on PostgreSQL (warm-up included, \(format(p.seconds, 1)) s): \(p.writeTransactions) write transactions "
-            + "(\(format(p.writeTransactionsPerSecond, 0))/s), \(p.walSyncs) WAL flushes, \(p.commits) commits with reads'; "
+            + "(\(format(p.writeTransactionsPerSecond, 0))/s, \(format(p.writeTransactionsPerSecond / max(1, report.checkin.requestsPerSecond), 2)) "
+            + "per check-in: the mail worker's writes too), \(p.walSyncs) WAL flushes, \(p.commits) commits with reads'; "
             + "\(report.visitorsAtCheckin) visitors in the store\n"
             + "  write lock (pg_locks, \(p.lockSamples) samples): held \(format(p.writeLockBusyShare * 100, 0))% of the time, "
-            + "\(format(p.meanSessionsWaitingForWriteLock, 1)) sessions waiting on average, mean wait \(format(p.meanWriteLockWaitMilliseconds, 1)) ms, "
+            + "\(format(p.meanSessionsWaitingForWriteLock, 1)) sessions waiting on average, mean wait \(format(p.meanWriteLockWaitMilliseconds, 1)) ms "
+            + "(requests beyond the servers' pooled connections wait for one first), "
             + "held \(format(p.writeLockHoldMillisecondsPerTransaction, 2)) ms per write transaction\n"
     }
     if let c = report.seedCommits {

@@ -137,7 +137,7 @@ struct WriteCounters {
 
     /// - Parameter store: the SQLite store whose writer is counted; nil on PostgreSQL.
     init(_ store: ServerDatabase?) {
-        groupCommit = store.map(groupCommitCounters)
+        groupCommit = store.flatMap { groupCommitCounters($0) }
         storageBytes = processStorageWriteBytes()
     }
 
