@@ -66,10 +66,47 @@ final class BenchPostgres {
 
     var isOwnCluster: Bool { cluster != nil }
 
+    /// CPU seconds the bench's own cluster has used so far (the postmaster, its live
+    /// processes and those it has reaped); nil for a database the bench did not start, whose
+    /// server may be on another machine. The benchmark process's cpu% does not include it.
+    func serverCPUSeconds() -> Double? {
+        guard let cluster,
+              let pidText = try? String(contentsOfFile: cluster.folder + "/data/postmaster.pid", encoding: .utf8),
+              let postmaster = pidText.split(separator: "\n").first.flatMap({ Int32($0) }),
+              let own = ProcessCPU(pid: postmaster) else { return nil }
+        var ticks = own.ticks + own.reapedChildrenTicks
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
+        for pid in processes {
+            if let process = ProcessCPU(pid: pid), process.parent == postmaster { ticks += process.ticks }
+        }
+        return Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// Stops the bench's own cluster (an existing database is left as it is, with the run's rows).
     func stop() { cluster?.stop() }
 
     func connect() throws -> PGConnection { try PGConnection(url: url, applicationName: "gatepass-bench") }
+}
+
+/// One process's CPU from /proc/PID/stat, in clock ticks.
+private struct ProcessCPU {
+    var parent: Int32
+    /// utime + stime.
+    var ticks: Int
+    /// cutime + cstime: children that ended and were waited for.
+    var reapedChildrenTicks: Int
+
+    init?(pid: Int32) {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let nameEnd = text.lastIndex(of: ")") else { return nil }
+        // The fields after the command name (which may hold spaces): state, ppid, … utime is the 14th field of the line.
+        let fields = text[text.index(after: nameEnd)...].split(separator: " ")
+        guard fields.count > 14, let ppid = Int32(fields[1]), let utime = Int(fields[11]), let stime = Int(fields[12]),
+              let cutime = Int(fields[13]), let cstime = Int(fields[14]) else { return nil }
+        parent = ppid
+        ticks = utime + stime
+        reapedChildrenTicks = cutime + cstime
+    }
 }
 
 // MARK: - What the writes cost on PostgreSQL

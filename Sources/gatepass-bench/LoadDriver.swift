@@ -47,6 +47,9 @@ struct Measurement: Codable, Sendable {
     var contextSwitchesPerRequest: Double
     var endedEarly: Bool
     var firstError: String?
+    /// CPU of the bench's own PostgreSQL cluster over the run (warm-up included), in % of one
+    /// core: its processes are not the bench's, so `processCPUPercent` leaves them out.
+    var databaseServerCPUPercent: Double?
 }
 
 /// Drives `ports` with `connections` keep-alive connections for `warmup + seconds`, connection

@@ -65,6 +65,9 @@ func printTable(_ report: Report) {
     if let c = report.seedCommits {
         out += "seeding: \(c.jobs) write jobs in \(c.commits) group commits (\(format(c.jobsPerCommit, 1)) jobs per commit)\n"
     }
+    for m in [report.stats, report.checkin] {
+        if let cpu = m.databaseServerCPUPercent { out += "\(m.name): PostgreSQL's own processes used \(format(cpu, 0))% of a core (warm-up included)\n" }
+    }
     for m in [report.ceilingBefore, report.ceilingAfter, report.stats, report.checkin] {
         if let error = m.firstError { out += "\(m.name): first error: \(error)\n" }
         if m.endedEarly { out += "\(m.name): ended early (pool of passes ran out) after \(format(m.seconds, 2)) s\n" }
@@ -158,8 +161,13 @@ func runServerScenario(_ options: Options) throws -> Report {
 
     let run = { (name: String, route: String, ports: [UInt16], work: @escaping Work) throws -> Measurement in
         progress("running \(name) for \(format(options.warmup, 1)) + \(format(options.seconds, 1)) s with \(options.connections) connections")
-        let m = try drive(name, route: route, ports: ports, connections: options.connections, warmup: options.warmup,
+        let cpuBefore = postgres?.serverCPUSeconds()
+        let start = monotonicNanoseconds()
+        var m = try drive(name, route: route, ports: ports, connections: options.connections, warmup: options.warmup,
                           seconds: options.seconds, work: work)
+        if let cpuBefore, let cpuAfter = postgres?.serverCPUSeconds() {
+            m.databaseServerCPUPercent = (cpuAfter - cpuBefore) / (Double(monotonicNanoseconds() - start) / 1e9) * 100
+        }
         progress("\(name): \(format(m.requestsPerSecond, 0)) req/s, p50 \(format(m.p50Milliseconds, 2)) ms, p99 \(format(m.p99Milliseconds, 2)) ms, \(m.errors) errors")
         return m
     }
