@@ -5,7 +5,7 @@ import PackageDescription
 //   C system libraries (CSQLite, CMicroHTTPD, COpenSSL, CQREncode, CFreeType, …)
 //   GatePassCore       — the domain: no I/O, shared by server and clients
 //   GatePassAPI        — the contract's endpoints (method, path, action), shared by server and clients
-//   thin wrappers      — SQLite, Postgres, HTTPServer, GatePassCrypto, QRCode, GatePassPass (the pass drawn),
+//   thin wrappers      — SQLite, Postgres (and LocalPostgres, a cluster of one's own), HTTPServer, GatePassCrypto, QRCode, GatePassPass (the pass drawn),
 //                        GatePassMail (MIME builder; SMTP and .eml-folder transports)
 //   GatePassServer     — the API service on top of the wrappers
 //   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
@@ -61,6 +61,9 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite", "SQLBinding"]),
         // The same API shape over libpq, so the store's repositories run one SQL text on either.
         .target(name: "Postgres", dependencies: ["CPostgres", "SQLBinding"]),
+        // A PostgreSQL cluster started from the installed server binaries (initdb, pg_ctl through
+        // posix_spawn) on a free loopback port: the tests' throw-away server and the bench's.
+        .target(name: "LocalPostgres", dependencies: ["Postgres", "CSpawn"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "GatePassCore"]),
         .target(name: "GatePassCrypto", dependencies: ["COpenSSL"]),
         .target(name: "QRCode", dependencies: ["CQREncode"]),
@@ -93,20 +96,19 @@ let package = Package(
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassAPI", "GatePassClient",
                                          "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar",
                                          "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",
-                                         "GatePassPass", "CMagickWand"]),
+                                         "GatePassPass", "CMagickWand", "Postgres", "LocalPostgres"]),
 
         // MARK: - Tests
         // What several test targets share: the SMTP sink (smtp_sink.py, python3-aiosmtpd) and the
         // external renderers (rsvg-convert, ImageMagick, cairosvg, Chromium) run one at a time.
-        // Postgres and CSpawn: the throw-away PostgreSQL cluster, started with posix_spawn, creates each
-        // test's database through the wrapper.
-        .target(name: "GatePassTestSupport", dependencies: ["GatePassScanner", "Postgres", "CSpawn"], path: "Tests/GatePassTestSupport",
+        // LocalPostgres: the test process's one throw-away PostgreSQL cluster, shared by its tests.
+        .target(name: "GatePassTestSupport", dependencies: ["GatePassScanner", "LocalPostgres"], path: "Tests/GatePassTestSupport",
                 exclude: ["smtp_sink.py"]),
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
         .testTarget(name: "GatePassServerTests",
                     dependencies: ["GatePassServer", "GatePassCore", "GatePassAPI", "LoopbackHTTP", "SQLite",
                                    "GatePassCrypto", "QRCode", "HTTPServer", "GatePassMail", "CurlHTTP",
-                                   "GatePassScanner", "GatePassTestSupport"]),
+                                   "GatePassScanner", "GatePassTestSupport", "LocalPostgres"]),
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "SQLite", "GatePassCrypto"]),
@@ -122,8 +124,8 @@ let package = Package(
                     dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices",
                                    // PostgresCluster, for gatepass db copy into a real PostgreSQL database.
-                                   "GatePassTestSupport"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "SQLBinding", "GatePassTestSupport"]),
+                                   "GatePassTestSupport", "LocalPostgres"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "SQLBinding", "GatePassTestSupport", "LocalPostgres"]),
         .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP", "GatePassTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

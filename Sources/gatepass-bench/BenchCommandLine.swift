@@ -14,6 +14,9 @@ struct Options: Sendable {
     var warmup = 1.0
     var threads = ServerConfiguration().threads
     var synchronous = ServerConfiguration().sqliteSynchronous
+    // server
+    var database = BenchDatabase.sqlite
+    var instances = 1
     var json = false
     // events
     var subscribers = [100, 1000]
@@ -59,6 +62,14 @@ enum BenchCommandLine {
         guard ["OFF", "NORMAL", "FULL", "EXTRA"].contains(mode) else { throw UsageError("--synchronous must be OFF, NORMAL, FULL or EXTRA") }
         return mode
     }
+    static let database = Option<BenchDatabase>(
+        "--database", value: "sqlite|postgres|URL",
+        help: "server: sqlite (default), postgres (a durable cluster started for the run and stopped after) or an empty "
+            + "postgres://USER@HOST:PORT/DATABASE made for the bench.") { (text: String) throws(UsageError) in
+        try BenchDatabase(text)
+    }
+    static let instances = Option<Int>("--instances", value: "N", in: 1...2,
+                                       help: "server, on PostgreSQL: servers sharing the database, the connections split evenly (default 1).")
     static let subscribers = Option<[Int]>("--subscribers", value: "N,N…",
                                            help: "events: subscriber counts, each run in turn (default 100,1000).") {
         (text: String) throws(UsageError) in
@@ -93,6 +104,8 @@ enum BenchCommandLine {
         usage: """
             gatepass-bench server [--visitors N] [--connections N] [--seconds S] [--warmup S]
                                          [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
+                   gatepass-bench server --database postgres|postgres://… [--instances 1|2] [--visitors N] [--connections N]
+                                         [--seconds S] [--warmup S] [--threads N] [--json]
                    gatepass-bench outbox [--entries N] [--json]
                    gatepass-bench scanner [--distinct N] [--rounds R] [--seconds S] [--frames N] [--passes K]
                                           [--threads N] [--synchronous OFF|NORMAL|FULL|EXTRA] [--json]
@@ -104,7 +117,7 @@ enum BenchCommandLine {
                    gatepass-bench console [--pending N] [--repeats N] [--startups N] [--logins N] [--json]
             """,
         arguments: [scenario.spec],
-        options: [visitors, entries, connections, seconds, warmup, threads, synchronous, subscribers, events, rate, anchor,
+        options: [visitors, entries, connections, seconds, warmup, threads, synchronous, database, instances, subscribers, events, rate, anchor,
                   frames, distinct, rounds, passes, lanes, json],
         discussion: discussion)
 
@@ -189,6 +202,10 @@ enum BenchCommandLine {
       - a bare libmicrohttpd responder answering a fixed small JSON 200 (the ceiling), and
       - the Gate Pass server (dev mode, SQLite file in a temporary folder) holding
         --visitors visitors, logged into as an OWNER through the OTP routes, with a scanner token;
+        with --database postgres or a postgres:// URL, --instances servers on that database
+        instead (one secret and pass-keys file), the connections spread over their ports, and
+        for the check-ins PostgreSQL's write transactions per second, WAL flushes and the
+        write lock's waiters (pg_locks every 20 ms; mean wait by Little's law);
     then drives each with --connections keep-alive connections (one thread each) for
     --seconds after --warmup seconds, and prints req/s, p50 and p99 per scenario:
       ceiling   GET  /                               (fixed answer; measured before and after)
@@ -215,6 +232,11 @@ enum BenchCommandLine {
         options.warmup = try parsed.value(warmup) ?? options.warmup
         options.threads = try parsed.value(threads) ?? options.threads
         options.synchronous = try parsed.value(synchronous) ?? options.synchronous
+        options.database = try parsed.value(database) ?? options.database
+        options.instances = try parsed.value(instances) ?? options.instances
+        if options.instances > 1 && !options.database.isPostgres {
+            throw UsageError("--instances \(options.instances) needs --database postgres or a postgres:// URL: one SQLite file has one server")
+        }
         options.subscribers = try parsed.value(subscribers) ?? options.subscribers
         options.events = try parsed.value(events) ?? options.events
         options.rate = try parsed.value(rate) ?? options.rate

@@ -47,10 +47,14 @@ struct Measurement: Codable, Sendable {
     var contextSwitchesPerRequest: Double
     var endedEarly: Bool
     var firstError: String?
+    /// CPU of the bench's own PostgreSQL cluster over the run (warm-up included), in % of one
+    /// core: its processes are not the bench's, so `processCPUPercent` leaves them out.
+    var databaseServerCPUPercent: Double?
 }
 
-/// Drives `port` with `connections` keep-alive connections for `warmup + seconds`.
-func drive(_ name: String, route: String, port: UInt16, connections: Int, warmup: Double, seconds: Double,
+/// Drives `ports` with `connections` keep-alive connections for `warmup + seconds`, connection
+/// `i` on `ports[i % ports.count]` (several servers of one database share the load evenly).
+func drive(_ name: String, route: String, ports: [UInt16], connections: Int, warmup: Double, seconds: Double,
            work: @escaping Work) throws -> Measurement {
     let logs = (0..<connections).map { _ in ConnectionLog() }
     let begin = monotonicNanoseconds()
@@ -77,7 +81,7 @@ func drive(_ name: String, route: String, port: UInt16, connections: Int, warmup
     try runThreads(connections, limit: warmup + seconds + 25) { index in
         let log = logs[index]
         log.latencies.reserveCapacity(min(Int(seconds * 10_000), 1 << 20))
-        let client = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
+        let client = LoopbackHTTPClient(host: "127.0.0.1", port: ports[index % ports.count], timeoutSeconds: 10)
         while true {
             let started = monotonicNanoseconds()
             if started >= end { break }

@@ -4,6 +4,7 @@ import GatePassCore
 import GatePassServer
 import HTTPServer
 import LoopbackHTTP
+import Postgres
 import Synchronization
 
 func format(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
@@ -22,7 +23,7 @@ func printTable(_ report: Report) {
     var out = """
         gatepass-bench server: \(report.cores) cores, \(report.connections) keep-alive connections (one thread each), \
         \(report.serverThreads) server threads, \(format(report.seconds, 1)) s per scenario after \(format(report.warmupSeconds, 1)) s warm-up
-        SQLite synchronous = \(report.sqliteSynchronous); \(report.visitors) visitors seeded through POST /api/visitors in \
+        \(report.databaseDescription); \(report.visitors) visitors seeded through POST /api/visitors in \
         \(format(report.seedSeconds, 1)) s (\(format(Double(report.visitors) / report.seedSeconds, 0))/s)
         all traffic on 127.0.0.1; load generator and servers share the same cores
         (cpu% and csw/rq = CPU and context switches of the whole process: 100% = one core)
@@ -40,7 +41,7 @@ func printTable(_ report: Report) {
     let checkinGoal: String = switch report.checkinGoalMet {
     case .some(true): "met"
     case .some(false): "NOT met"
-    case .none: "applies to synchronous=FULL"
+    case .none: "applies to SQLite's synchronous=FULL"
     }
     out += row(Endpoint.scannerCheckIn.name, report.checkin, ratio: format(report.checkinRatio, 3),
                goal: ">= \(report.checkinGoal) with FULL: " + checkinGoal) + "\n\n"
@@ -48,11 +49,24 @@ func printTable(_ report: Report) {
         out += "checkin: \(c.jobs) write jobs in \(c.commits) group commits (\(format(c.jobsPerCommit, 1)) jobs per commit/fsync), "
             + "warm-up included; \(report.visitorsAtCheckin) visitors in the store"
             + (c.storageBytesPerCommit.map { "; \(format($0 / 1024, 1)) KiB sent to storage per commit" } ?? "") + "\n"
-    } else {
+    } else if report.postgresCheckin == nil {
         out += "checkin: group-commit counters not reachable\n"
+    }
+    if let p = report.postgresCheckin {
+        out += "checkin on PostgreSQL (warm-up included, \(format(p.seconds, 1)) s): \(p.writeTransactions) write transactions "
+            + "(\(format(p.writeTransactionsPerSecond, 0))/s, \(format(p.writeTransactionsPerSecond / max(1, report.checkin.requestsPerSecond), 2)) "
+            + "per check-in: the mail worker's writes too), \(p.walSyncs) WAL flushes, \(p.commits) commits with reads'; "
+            + "\(report.visitorsAtCheckin) visitors in the store\n"
+            + "  write lock (pg_locks, \(p.lockSamples) samples): held \(format(p.writeLockBusyShare * 100, 0))% of the time, "
+            + "\(format(p.meanSessionsWaitingForWriteLock, 1)) sessions waiting on average, mean wait \(format(p.meanWriteLockWaitMilliseconds, 1)) ms "
+            + "(requests beyond the servers' pooled connections wait for one first), "
+            + "held \(format(p.writeLockHoldMillisecondsPerTransaction, 2)) ms per write transaction\n"
     }
     if let c = report.seedCommits {
         out += "seeding: \(c.jobs) write jobs in \(c.commits) group commits (\(format(c.jobsPerCommit, 1)) jobs per commit)\n"
+    }
+    for m in [report.stats, report.checkin] {
+        if let cpu = m.databaseServerCPUPercent { out += "\(m.name): PostgreSQL's own processes used \(format(cpu, 0))% of a core (warm-up included)\n" }
     }
     for m in [report.ceilingBefore, report.ceilingAfter, report.stats, report.checkin] {
         if let error = m.firstError { out += "\(m.name): first error: \(error)\n" }
@@ -69,6 +83,14 @@ extension String {
 
 // MARK: - The server scenario
 
+/// What a run's table says of its database.
+func describeDatabase(_ options: Options, _ postgres: BenchPostgres?) -> String {
+    guard let postgres else { return "SQLite synchronous = \(options.synchronous)" }
+    let servers = options.instances == 1 ? "1 server" : "\(options.instances) servers on one database, connections split evenly"
+    let origin = postgres.isOwnCluster ? "the bench's own cluster" : "the given database"
+    return "PostgreSQL (\(origin): \(postgres.settings)), \(servers)"
+}
+
 func runServerScenario(_ options: Options) throws -> Report {
     let cores = ProcessInfo.processInfo.activeProcessorCount
     let directory = FileManager.default.temporaryDirectory
@@ -84,32 +106,48 @@ func runServerScenario(_ options: Options) throws -> Report {
     let ceilingPort = try ceiling.start()
     defer { ceiling.stop(grace: .seconds(2)) }
 
-    // (b) The real server.
+    // (b) The real server: one on SQLite, or --instances on one PostgreSQL database.
+    let postgres = try BenchPostgres.open(options.database)
+    defer { postgres?.stop() }
     var configuration = ServerConfiguration()
     configuration.host = "127.0.0.1"
     configuration.port = 0
-    configuration.database = directory + "/gatepass.db"
+    configuration.database = postgres?.url ?? directory + "/gatepass.db"
+    if postgres != nil {
+        // Every server of a PostgreSQL database reads one secret (and the pass keys beside it).
+        configuration.secretFile = directory + "/gatepass.secret"
+    }
     configuration.threads = options.threads
     configuration.sqliteSynchronous = options.synchronous
     configuration.maxConnectionsPerIP = options.connections + 64
-    let server = try GatePassServer(configuration: configuration, devMode: true, logSink: DevNullLog())
-    defer { server.stop(grace: .seconds(5)) }
+    // Started one after the other: the first migrates the database and makes the secret.
+    var servers: [GatePassServer] = []
+    defer { servers.forEach { $0.stop(grace: .seconds(5)) } }
+    for _ in 0..<options.instances {
+        servers.append(try GatePassServer(configuration: configuration, devMode: true, logSink: DevNullLog()))
+    }
+    let server = servers[0]
     let port = server.port
-    progress("ceiling on 127.0.0.1:\(ceilingPort), Gate Pass server on 127.0.0.1:\(port), database \(configuration.database), synchronous=\(options.synchronous)")
+    let ports = servers.map(\.port)
+    progress("ceiling on 127.0.0.1:\(ceilingPort), Gate Pass server(s) on 127.0.0.1:\(ports.map(String.init).joined(separator: ",")); "
+             + describeDatabase(options, postgres))
 
-    let ownerEmail = "owner@bench.gatepass"
+    // An existing PostgreSQL database may hold an earlier run's owner: each run logs in as its own.
+    let ownerEmail = postgres == nil ? "owner@bench.gatepass" : "owner-\(UUID().uuidString.prefix(8).lowercased())@bench.gatepass"
     _ = try Administration.addUser(store: server.store, email: ownerEmail, name: "Bench Owner", role: .owner,
                                    organization: "Bench Site", canScan: true, now: Date())
     let ownerToken = try login(email: ownerEmail, port: port)
     let scanner = try scannerToken(loginToken: ownerToken, port: port)
 
     let seedConnections = min(options.connections, 32)
-    let beforeSeed = WriteCounters(server.store)
+    // SQLite's group-commit counters; PostgreSQL's writes are counted by the database itself.
+    let sqliteStore = postgres == nil ? server.store : nil
+    let beforeSeed = WriteCounters(sqliteStore)
     let seedStart = monotonicNanoseconds()
     let seeded = try seedVisitors(count: options.visitors, startingAt: 1, port: port, token: ownerToken,
                                   connections: seedConnections)
     let seedSeconds = Double(monotonicNanoseconds() - seedStart) / 1e9
-    let seedCommits = WriteCounters(server.store).counts(since: beforeSeed)
+    let seedCommits = WriteCounters(sqliteStore).counts(since: beforeSeed)
     progress("seeded \(seeded.count) visitors in \(format(seedSeconds, 2)) s with \(seedConnections) concurrent clients")
 
     // Sanity: the stats see every seeded visitor as expected today.
@@ -121,10 +159,15 @@ func runServerScenario(_ options: Options) throws -> Report {
         progress("warning: stats report expectedToday=\(expected), seeded \(options.visitors)")
     }
 
-    let run = { (name: String, route: String, port: UInt16, work: @escaping Work) throws -> Measurement in
+    let run = { (name: String, route: String, ports: [UInt16], work: @escaping Work) throws -> Measurement in
         progress("running \(name) for \(format(options.warmup, 1)) + \(format(options.seconds, 1)) s with \(options.connections) connections")
-        let m = try drive(name, route: route, port: port, connections: options.connections, warmup: options.warmup,
+        let cpuBefore = postgres?.serverCPUSeconds()
+        let start = monotonicNanoseconds()
+        var m = try drive(name, route: route, ports: ports, connections: options.connections, warmup: options.warmup,
                           seconds: options.seconds, work: work)
+        if let cpuBefore, let cpuAfter = postgres?.serverCPUSeconds() {
+            m.databaseServerCPUPercent = (cpuAfter - cpuBefore) / (Double(monotonicNanoseconds() - start) / 1e9) * 100
+        }
         progress("\(name): \(format(m.requestsPerSecond, 0)) req/s, p50 \(format(m.p50Milliseconds, 2)) ms, p99 \(format(m.p99Milliseconds, 2)) ms, \(m.errors) errors")
         return m
     }
@@ -138,11 +181,11 @@ func runServerScenario(_ options: Options) throws -> Report {
             return .failed("\(error)")
         }
     }
-    let ceilingBefore = try run("ceiling-before", "GET / (fixed JSON)", ceilingPort, ceilingWork)
+    let ceilingBefore = try run("ceiling-before", "GET / (fixed JSON)", [ceilingPort], ceilingWork)
 
     // GET stats with the scanner token.
     let scannerHeaders = ["Authorization": "Bearer \(scanner)"]
-    let stats = try run("stats", Endpoint.scannerStats.name, port) { client in
+    let stats = try run("stats", Endpoint.scannerStats.name, ports) { client in
         do {
             let response = try client.send("GET", Endpoint.scannerStats.path(), headers: scannerHeaders)
             return response.status == 200 ? .ok : .failed("stats answered \(response.status): \(response.text)")
@@ -172,7 +215,7 @@ func runServerScenario(_ options: Options) throws -> Report {
     // with enough fresh passes that no request of the measured run repeats one.
     var pool = PassPool(seeded.shuffled())
     let probeSeconds = min(1.0, options.seconds)
-    let probe = try drive("checkin-probe", route: Endpoint.scannerCheckIn.name, port: port,
+    let probe = try drive("checkin-probe", route: Endpoint.scannerCheckIn.name, ports: ports,
                           connections: options.connections, warmup: 0, seconds: probeSeconds, work: checkinWork(pool))
     progress("checkin probe: \(format(probe.requestsPerSecond, 0)) req/s over \(format(probe.seconds, 2)) s, \(pool.used) passes used, \(probe.errors) errors")
     if probe.errors > 0 { progress("checkin probe error: \(probe.firstError ?? "?")") }
@@ -188,11 +231,13 @@ func runServerScenario(_ options: Options) throws -> Report {
         visitorsAtCheckin += extra
     }
     pool = PassPool(remaining.shuffled())
-    let beforeCheckin = WriteCounters(server.store)
-    let checkin = try run("checkin", Endpoint.scannerCheckIn.name, port, checkinWork(pool))
-    let checkinCommits = WriteCounters(server.store).counts(since: beforeCheckin)
+    let beforeCheckin = WriteCounters(sqliteStore)
+    let postgresProbe = try postgres.map { try PostgresWriteProbe($0) }
+    let checkin = try run("checkin", Endpoint.scannerCheckIn.name, ports, checkinWork(pool))
+    let checkinCommits = WriteCounters(sqliteStore).counts(since: beforeCheckin)
+    let postgresCheckin = try postgresProbe?.finish()
 
-    let ceilingAfter = try run("ceiling-after", "GET / (fixed JSON)", ceilingPort, ceilingWork)
+    let ceilingAfter = try run("ceiling-after", "GET / (fixed JSON)", [ceilingPort], ceilingWork)
     let ceilingRate = (ceilingBefore.requestsPerSecond + ceilingAfter.requestsPerSecond) / 2
     let statsRatio = stats.requestsPerSecond / ceilingRate
     let checkinRatio = checkin.requestsPerSecond / ceilingRate
@@ -200,12 +245,14 @@ func runServerScenario(_ options: Options) throws -> Report {
     let checkinGoal = 0.1
     return Report(
         cores: cores, connections: options.connections, serverThreads: options.threads, seconds: options.seconds,
-        warmupSeconds: options.warmup, sqliteSynchronous: options.synchronous, visitors: options.visitors,
+        warmupSeconds: options.warmup, sqliteSynchronous: options.synchronous,
+        database: postgres == nil ? "sqlite" : "postgres", instances: options.instances,
+        databaseDescription: describeDatabase(options, postgres), postgresCheckin: postgresCheckin, visitors: options.visitors,
         seedSeconds: seedSeconds, seedCommits: seedCommits, visitorsAtCheckin: visitorsAtCheckin,
         ceilingBefore: ceilingBefore, ceilingAfter: ceilingAfter, ceilingRequestsPerSecond: ceilingRate,
         stats: stats, checkin: checkin, statsRatio: statsRatio, checkinRatio: checkinRatio,
         checkinCommits: checkinCommits, statsGoal: statsGoal, checkinGoal: checkinGoal,
         statsGoalMet: statsRatio >= statsGoal && stats.errors == 0,
-        checkinGoalMet: options.synchronous == "FULL" ? (checkinRatio >= checkinGoal && checkin.errors == 0) : nil)
+        checkinGoalMet: options.synchronous == "FULL" || postgres != nil ? (checkinRatio >= checkinGoal && checkin.errors == 0) : nil)
 }
 

@@ -135,8 +135,9 @@ struct WriteCounters {
     var groupCommit: (commits: Int, jobs: Int)?
     var storageBytes: Int?
 
-    init(_ store: ServerDatabase) {
-        groupCommit = groupCommitCounters(store)
+    /// - Parameter store: the SQLite store whose writer is counted; nil on PostgreSQL.
+    init(_ store: ServerDatabase?) {
+        groupCommit = store.flatMap { groupCommitCounters($0) }
         storageBytes = processStorageWriteBytes()
     }
 
@@ -158,6 +159,13 @@ struct Report: Codable, Sendable {
     var seconds: Double
     var warmupSeconds: Double
     var sqliteSynchronous: String
+    /// "sqlite" or "postgres".
+    var database: String
+    /// Servers sharing the database (1 on SQLite).
+    var instances: Int
+    var databaseDescription: String
+    /// The check-in phase's writes as PostgreSQL counts them; nil on SQLite.
+    var postgresCheckin: PostgresWriteFigures?
     var visitors: Int
     var seedSeconds: Double
     var seedCommits: CommitCounts?
@@ -174,7 +182,8 @@ struct Report: Codable, Sendable {
     var statsGoal: Double
     var checkinGoal: Double
     var statsGoalMet: Bool
-    /// Nil when the run did not use synchronous=FULL (the goal is stated for FULL).
+    /// Nil when the run did not use durable commits (the goal is stated for SQLite's FULL;
+    /// the bench's PostgreSQL commits are durable too).
     var checkinGoalMet: Bool?
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GatePassServer
 import GatePassTestSupport
+import LocalPostgres
 import Testing
 @testable import GatePassCommands
 

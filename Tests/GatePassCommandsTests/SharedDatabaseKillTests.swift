@@ -1,5 +1,6 @@
 import Foundation
 import GatePassTestSupport
+import LocalPostgres
 import LoopbackHTTP
 import Synchronization
 import Testing

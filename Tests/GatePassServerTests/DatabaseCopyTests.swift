@@ -1,6 +1,7 @@
 import Foundation
 import GatePassCore
 import GatePassTestSupport
+import LocalPostgres
 import LoopbackHTTP
 import Postgres
 import SQLBinding

@@ -1,4 +1,5 @@
 import GatePassTestSupport
+import LocalPostgres
 import Postgres
 import Testing
 

@@ -8,3 +8,9 @@ extension ServerDatabase {
         return engine
     }
 }
+
+extension ServerDatabase {
+    /// The advisory lock every write takes first on PostgreSQL, for tools that watch it in
+    /// pg_locks (the bench measures how long writes wait for it).
+    public static let postgresWriteLockKey: Int64 = PostgresLocks.writer
+}

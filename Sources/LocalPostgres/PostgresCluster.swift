@@ -2,18 +2,17 @@ import CSpawn
 import Foundation
 import Postgres
 
-/// A throw-away PostgreSQL cluster for tests: made with `initdb` in a temporary folder,
-/// started on a free loopback port the first time a test asks for it, and stopped
-/// (`pg_ctl stop -m immediate`) with its folder removed when the test process exits.
-/// Each test takes a fresh database of its own from `makeDatabase()`, so tests running in
-/// parallel never see each other's rows.
+/// A PostgreSQL cluster of its own, made with `initdb` in a temporary folder and started on a
+/// free loopback port: the tests' throw-away database server (GatePassTestSupport keeps one per
+/// test process) and the bench's (`gatepass-bench server --database postgres`). `stop()` ends
+/// the server (`pg_ctl stop -m immediate`) and removes the folder.
 ///
 /// `initdb` refuses to run as root, and CI runs as root: then the cluster belongs to the
 /// `postgres` user (which Debian's postgresql package creates) and every server command runs
 /// through `runuser -u postgres --`.
 ///
-/// A test process that is killed (SIGKILL) cannot run its exit hook and leaves the server
-/// running; its folder is under the temporary directory, named `gatepass-postgres-…`.
+/// A process that is killed (SIGKILL) before it stops its cluster leaves the server running;
+/// its folder is under the temporary directory, named `gatepass-postgres-…`.
 public final class PostgresCluster: Sendable {
     public let port: Int
     /// The cluster's folder: `data` (the cluster), `log` (the server's log), the server's socket.
@@ -34,7 +33,7 @@ public final class PostgresCluster: Sendable {
     static let runuser = "/usr/sbin/runuser"
     static let serverUser = "postgres"
 
-    /// Whether the tests can start a cluster: the server binaries are installed and, when
+    /// Whether a cluster can be started here: the server binaries are installed and, when
     /// running as root, so are the `postgres` user and `runuser`.
     public static var isAvailable: Bool {
         guard binaryFolder != nil else { return false }
@@ -45,40 +44,12 @@ public final class PostgresCluster: Sendable {
     public static let unavailableReason =
         "PostgreSQL server binaries (initdb, pg_ctl) are not installed: .ci/install-packages installs postgresql"
 
-    // MARK: - The one cluster of the test process
-
-    private static let sharedLock = NSLock()
-    /// Guarded by `sharedLock`: the cluster once started, or why it could not start (not tried again).
-    nonisolated(unsafe) private static var sharedCluster: Result<PostgresCluster, ClusterFailure>?
-
-    /// The test process's cluster, started by the first caller; every later caller (on any
-    /// thread) waits for that start and gets the same cluster or the same failure.
-    public static func shared() throws -> PostgresCluster {
-        try sharedLock.withLock {
-            if let sharedCluster { return try sharedCluster.get() }
-            let started = Result { () throws(ClusterFailure) in try start() }
-            sharedCluster = started
-            if case .success = started {
-                // A C function pointer captures nothing: the hook finds the cluster through the static.
-                atexit { PostgresCluster.stopShared() }
-            }
-            return try started.get()
-        }
-    }
-
-    private static func stopShared() {
-        sharedLock.withLock {
-            if case .success(let cluster) = sharedCluster { cluster.stop() }
-            sharedCluster = nil
-        }
-    }
-
     // MARK: - Databases
 
     /// Creates an empty database and returns its URL, `postgres://gatepass@127.0.0.1:PORT/gp_…`.
     public func makeDatabase() throws -> String {
         let name = "gp_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let maintenance = try PGConnection(url: url(database: "postgres"), applicationName: "gatepass-tests")
+        let maintenance = try PGConnection(url: url(database: "postgres"), applicationName: "gatepass-cluster")
         defer { maintenance.close() }
         try maintenance.executeScript("CREATE DATABASE \(name)")
         return url(database: name)
@@ -118,7 +89,7 @@ public final class PostgresCluster: Sendable {
 
     /// Makes the cluster (initdb) and starts it on a free port, trying another port up to
     /// three times: a port found free can be taken by another process before the server binds it.
-    private static func start() throws(ClusterFailure) -> PostgresCluster {
+    public static func start(_ settings: PostgresClusterSettings) throws(ClusterFailure) -> PostgresCluster {
         guard let binaries = binaryFolder, isAvailable else { throw ClusterFailure(unavailableReason) }
         let runsAsPostgresUser = geteuid() == 0
         let folder = FileManager.default.temporaryDirectory
@@ -140,8 +111,7 @@ public final class PostgresCluster: Sendable {
             var failure = ClusterFailure("the server did not start")
             for _ in 1...3 {
                 let port = try unusedLoopbackPort()
-                let options = "-c listen_addresses=127.0.0.1 -p \(port) -k \(folder) -c fsync=off -c synchronous_commit=off "
-                    + "-c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB"
+                let options = "-c listen_addresses=127.0.0.1 -p \(port) -k \(folder) " + settings.serverOptions
                 do throws(ClusterFailure) {
                     // -w: pg_ctl returns once the server accepts connections (or has failed).
                     try runServerCommand("pg_ctl", ["-D", data, "-w", "-l", folder + "/log", "start", "-o", options],
@@ -158,7 +128,8 @@ public final class PostgresCluster: Sendable {
         }
     }
 
-    private func stop() {
+    /// Stops the server at once (nothing it holds is worth a clean shutdown) and removes its folder.
+    public func stop() {
         _ = try? Self.runServerCommand("pg_ctl", ["-D", folder + "/data", "-m", "immediate", "-w", "stop"],
                                        binaries: binaries, folder: folder, runsAsPostgresUser: runsAsPostgresUser)
         try? FileManager.default.removeItem(atPath: folder)
@@ -206,8 +177,34 @@ public final class PostgresCluster: Sendable {
     }
 }
 
-/// Why the test cluster could not be made or started, with the tool's own output.
+/// Why the cluster could not be made or started, with the tool's own output.
 public struct ClusterFailure: Error, CustomStringConvertible, Sendable {
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// How a cluster's server runs: what a commit waits for, and its memory.
+public struct PostgresClusterSettings: Sendable {
+    /// fsync, synchronous_commit and full_page_writes on: a commit is on disk when it returns,
+    /// as with SQLite's synchronous=FULL. Off, commits are only in memory (fine for tests).
+    public var durable: Bool
+    public var sharedBuffers: String
+    public var maxConnections: Int
+
+    public init(durable: Bool, sharedBuffers: String, maxConnections: Int = 200) {
+        self.durable = durable
+        self.sharedBuffers = sharedBuffers
+        self.maxConnections = maxConnections
+    }
+
+    /// For tests: nothing waits for the disk, since nothing must survive the test process.
+    public static let throwAway = PostgresClusterSettings(durable: false, sharedBuffers: "32MB")
+    /// For measurements: every commit survives a power cut.
+    public static let durableCommits = PostgresClusterSettings(durable: true, sharedBuffers: "128MB")
+
+    var serverOptions: String {
+        let onOrOff = durable ? "on" : "off"
+        return "-c fsync=\(onOrOff) -c synchronous_commit=\(onOrOff) -c full_page_writes=\(onOrOff) "
+            + "-c max_connections=\(maxConnections) -c shared_buffers=\(sharedBuffers)"
+    }
 }
