@@ -141,13 +141,14 @@ func runServerScenario(_ options: Options) throws -> Report {
 
     let seedConnections = min(options.connections, 32)
     // SQLite's group-commit counters; PostgreSQL's writes are counted by the database itself.
-    let sqliteStore = postgres == nil ? server.store : nil
-    let beforeSeed = WriteCounters(sqliteStore)
+    // The first server's group-commit writer (on PostgreSQL with two instances, its half of the writes).
+    let writerStore: ServerDatabase? = server.store
+    let beforeSeed = WriteCounters(writerStore)
     let seedStart = monotonicNanoseconds()
     let seeded = try seedVisitors(count: options.visitors, startingAt: 1, port: port, token: ownerToken,
                                   connections: seedConnections)
     let seedSeconds = Double(monotonicNanoseconds() - seedStart) / 1e9
-    let seedCommits = WriteCounters(sqliteStore).counts(since: beforeSeed)
+    let seedCommits = WriteCounters(writerStore).counts(since: beforeSeed)
     progress("seeded \(seeded.count) visitors in \(format(seedSeconds, 2)) s with \(seedConnections) concurrent clients")
 
     // Sanity: the stats see every seeded visitor as expected today.
@@ -231,10 +232,10 @@ func runServerScenario(_ options: Options) throws -> Report {
         visitorsAtCheckin += extra
     }
     pool = PassPool(remaining.shuffled())
-    let beforeCheckin = WriteCounters(sqliteStore)
+    let beforeCheckin = WriteCounters(writerStore)
     let postgresProbe = try postgres.map { try PostgresWriteProbe($0) }
     let checkin = try run("checkin", Endpoint.scannerCheckIn.name, ports, checkinWork(pool))
-    let checkinCommits = WriteCounters(sqliteStore).counts(since: beforeCheckin)
+    let checkinCommits = WriteCounters(writerStore).counts(since: beforeCheckin)
     let postgresCheckin = try postgresProbe?.finish()
 
     let ceilingAfter = try run("ceiling-after", "GET / (fixed JSON)", [ceilingPort], ceilingWork)

@@ -95,7 +95,7 @@ final class PassPool: Sendable {
     var used: Int { min(passes.count, next.load(ordering: .relaxed)) }
 }
 
-/// The group-commit counters of the server's SQLite writer (`ServerDatabase.writerStatistics`).
+/// The group-commit counters of the server's writer (`ServerDatabase.writerStatistics`).
 /// Read while no write is in flight, so that two reads bracket one phase exactly.
 func groupCommitCounters(_ store: ServerDatabase) -> (commits: Int, jobs: Int)? {
     let statistics = store.writerStatistics
