@@ -14,10 +14,11 @@ struct ServeCommand: GatePassCommand {
     static let demoData = Flag("--demo-data", help: "Seed a demo organization with a user per role and visitors in every status.")
     static let configuration = CommandConfiguration(
         name: "gatepass serve", overview: "Run the Gate Pass HTTP API server (api.md) on SQLite, or on PostgreSQL shared by several servers behind a load balancer.",
-        options: [config, database, host, port, dev, demoData])
+        options: [config, database, ServerOptions.secretFile, host, port, dev, demoData])
 
     var configPath: String?
     var database: String?
+    var secretFile: String?
     var host: String?
     var port: Int?
     var devMode: Bool
@@ -26,6 +27,7 @@ struct ServeCommand: GatePassCommand {
     init(parsing arguments: ParsedArguments) throws(UsageError) {
         configPath = try arguments.value(Self.config)
         database = try arguments.value(Self.database)
+        secretFile = try arguments.value(ServerOptions.secretFile)
         host = try arguments.value(Self.host)
         port = try arguments.value(Self.port)
         devMode = arguments.has(Self.dev)
@@ -39,6 +41,7 @@ struct ServeCommand: GatePassCommand {
             do { configuration = try ServerConfiguration.load(path: configPath) } catch { throw CommandFailure(error.message) }
         }
         if let database { configuration.database = database }
+        if let secretFile { configuration.secretFile = secretFile }
         if let host { configuration.host = host }
         if let port { configuration.port = port }
 

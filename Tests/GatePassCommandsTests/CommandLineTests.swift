@@ -111,11 +111,12 @@ func temporaryPath(_ name: String) -> String {
         #expect(terminal.stdout == """
             OVERVIEW: Run the Gate Pass HTTP API server (api.md) on SQLite, or on PostgreSQL shared by several servers behind a load balancer.
 
-            USAGE: gatepass serve [--config FILE] [--db PATH|URL] [--host H] [--port N] [--dev] [--demo-data]
+            USAGE: gatepass serve [--config FILE] [--db PATH|URL] [--secret-file FILE] [--host H] [--port N] [--dev] [--demo-data]
 
             OPTIONS:
               --config FILE              A JSON configuration file (see Config/server.json); flags override it.
               --db, --database PATH|URL  The database (default gatepass.db). A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --secret-file FILE         The server's secret, which holds the audit key (default <db>.secret; required with a postgres:// database).
               --host H                   The IPv4 address to listen on (default 127.0.0.1).
               --port N                   The port (default 8080); 0 picks a free one. The first line printed is the URL.
               --dev                      Development mode: log one-time codes and answer /api/auth/dev-peek-otp.

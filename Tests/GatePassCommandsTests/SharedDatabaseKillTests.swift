@@ -11,11 +11,11 @@ import GatePassCore
 /// serves every one of them.
 @Suite(.enabled(if: PostgresCluster.isAvailable, Comment(rawValue: PostgresCluster.unavailableReason)))
 struct SharedDatabaseKillTests {
-    /// A `gatepass serve` process on `configuration`, and the port its first line names.
-    static func serve(_ configuration: String, _ extra: [String]) throws -> (Process, UInt16) {
+    /// A `gatepass serve` process with `arguments`, and the port its first line names.
+    static func serve(_ arguments: [String]) throws -> (Process, UInt16) {
         let process = Process()
         process.executableURL = ServeProcessTests.executable
-        process.arguments = ["serve", "--config", configuration, "--port", "0", "--dev"] + extra
+        process.arguments = ["serve", "--port", "0", "--dev"] + arguments
         process.environment = ["PATH": "/usr/bin:/bin"].merging(sanitizerEnvironment()) { $1 }
         let stdout = Pipe()
         process.standardOutput = stdout
@@ -41,9 +41,10 @@ struct SharedDatabaseKillTests {
         let settings: [String: Any] = ["database": url, "secretFile": folder + "/gatepass.secret"]
         try JSONSerialization.data(withJSONObject: settings).write(to: URL(fileURLWithPath: configuration))
 
-        let (a, portA) = try Self.serve(configuration, ["--demo-data"])
+        // A from a configuration file, B from the command line: the same database and secret.
+        let (a, portA) = try Self.serve(["--config", configuration, "--demo-data"])
         defer { if a.isRunning { kill(a.processIdentifier, SIGKILL) } }
-        let (b, portB) = try Self.serve(configuration, [])
+        let (b, portB) = try Self.serve(["--database", url, "--secret-file", folder + "/gatepass.secret"])
         defer { if b.isRunning { b.terminate(); b.waitUntilExit() } }
 
         // The demo's OWNER logs in on A; its scanner token and 40 passes are made there.
