@@ -93,8 +93,17 @@ public struct BlocklistKeys: Sendable, Equatable {
 
     /// An email compared exactly but for case.
     public static func email(_ value: String?) -> String? {
-        guard let value = value?.trimmingCharacters(in: .whitespacesAndNewlines).lowercased(), !value.isEmpty else { return nil }
-        return value
+        guard let value else { return nil }
+        // ASCII (nearly every address): the same trim and case as below, without Foundation's
+        // character sets — every check-in folds its visitor's keys on the writer's thread.
+        if value.utf8.allSatisfy({ $0 < 0x80 }) {
+            let isSpace: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
+            let bytes = value.utf8.drop(while: isSpace)
+            let trimmed = bytes.prefix(upTo: bytes.lastIndex(where: { !isSpace($0) }).map(bytes.index(after:)) ?? bytes.startIndex)
+            return trimmed.isEmpty ? nil : String(Substring(trimmed)).lowercased()
+        }
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        return trimmed.isEmpty ? nil : trimmed
     }
 
     /// A phone number as its ASCII digits alone: `+40 (721) 000-111` is `40721000111`.
@@ -110,6 +119,18 @@ public struct BlocklistKeys: Sendable, Equatable {
     /// entry by typing their name with an accent, a double space or a hidden character.
     public static func folded(_ value: String?) -> String? {
         guard let value else { return nil }
+        // ASCII: decomposition changes nothing, the only characters dropped are the controls
+        // and the white space, and case folding is lower-casing (held equal to the general
+        // path below by the tests).
+        if value.utf8.allSatisfy({ $0 < 0x80 }) {
+            let kept = value.utf8.filter { $0 > 0x20 && $0 != 0x7F }
+            return kept.isEmpty ? nil : String(decoding: kept, as: UTF8.self).lowercased()
+        }
+        return unicodeFolded(value)
+    }
+
+    /// `folded` for any text: the general path (internal for the tests).
+    static func unicodeFolded(_ value: String) -> String? {
         func stripped(_ text: String) -> String {
             var scalars = String.UnicodeScalarView()
             for scalar in text.decomposedStringWithCompatibilityMapping.unicodeScalars {

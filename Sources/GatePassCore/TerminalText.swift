@@ -21,6 +21,8 @@
 /// the same as once.
 public enum TerminalText {
     public static func visible(_ text: String) -> String {
+        // Fastest path: printable ASCII (every request's log line) needs no Unicode lookup.
+        if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return text }
         // Fast path: most names and codes have nothing to change.
         guard text.unicodeScalars.contains(where: needsSpelling) else { return text }
         var out = String.UnicodeScalarView()

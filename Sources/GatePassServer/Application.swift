@@ -22,6 +22,7 @@ public final class GatePassApplication: HTTPResponder {
     let otp: OneTimePasswords
     let metrics = Metrics()
     let statsCache = StatsCache()
+    let sessionCache = SessionCache()
     let eventHub: EventHub
     let writeProbe: WriteProbe
     let router = Router(routes: GatePassApplication.routes)
@@ -89,6 +90,13 @@ public final class GatePassApplication: HTTPResponder {
                             logSink: logSink)
     }
 
+    /// The cache generations of one request, read before its transaction began: a row read
+    /// in that transaction is at least as new as they are (see `SessionCache`).
+    struct CacheGenerations {
+        var sessions: UInt64?
+        var answers: UInt64?
+    }
+
     /// One request as the handlers see it.
     struct Call: Sendable {
         var request: HTTPRequest
@@ -96,6 +104,9 @@ public final class GatePassApplication: HTTPResponder {
         var parameters: [String: String]
         var principal: Principal?
         var now: Date
+        /// The generation a cached answer of this request may be keyed on (`StatsCache`), read
+        /// before its transaction began; nil when none may be.
+        var answerGeneration: UInt64?
         /// What the request's transaction left for after its commit (shared by copies of the call).
         let effects = CommitEffects()
 
@@ -171,39 +182,54 @@ public final class GatePassApplication: HTTPResponder {
         }
         let now = clock.now()
         let endpoint = route.endpoint
-        func authorized(_ principal: Principal?) throws -> Call {
+        func authorized(_ principal: Principal?, _ generations: CacheGenerations) throws -> Call {
             switch Permissions.may(principal?.kind ?? .anonymous, endpoint.action) {
             case .allowed: break
             case .unauthenticated: throw APIError.unauthorized()
             case .forbidden: throw APIError.forbidden()
             }
-            return Call(request: request, endpoint: endpoint, parameters: parameters, principal: principal, now: now)
+            return Call(request: request, endpoint: endpoint, parameters: parameters, principal: principal, now: now,
+                        answerGeneration: generations.answers)
         }
         let name = endpoint.pathPattern
+        // Before any transaction begins (see `SessionCache` and `StatsCache`).
+        let generations = CacheGenerations(sessions: store.sessionCacheGeneration, answers: store.cacheGeneration)
         switch route.work {
         case .sessionless(let handler):
             return try handler(self, request)
         case .deferred(let handler):
-            let principal = try store.read { tx in try authenticate(request, endpoint, now: now, tx) }
-            try handler(self, try authorized(principal)) { later($0, name) }
+            let credential = try presentedCredential(request, endpoint)
+            let principal = try cachedPrincipal(credential, generations, now: now)
+                ?? store.read { tx in try authenticate(credential, generations, now: now, tx) }
+            try handler(self, try authorized(principal, generations)) { later($0, name) }
             return nil
         case .write(let handler):
-            let principal = try store.read { tx in try authenticate(request, endpoint, now: now, tx) }
-            try runWrite(try authorized(principal), handler, idempotency: route.idempotency) { later($0, name) }
+            let credential = try presentedCredential(request, endpoint)
+            let principal = try cachedPrincipal(credential, generations, now: now)
+                ?? store.read { tx in try authenticate(credential, generations, now: now, tx) }
+            try runWrite(try authorized(principal, generations), handler, idempotency: route.idempotency) { later($0, name) }
             return nil
-        case .read(let handler):
-            // A GET borrows one reader for both the session check and the answer.
-            return try store.read { tx in try handler(self, try authorized(try authenticate(request, endpoint, now: now, tx)), tx) }
+        case .read(let handler, let cachedAnswer):
+            let credential = try presentedCredential(request, endpoint)
+            // A cached session and a cached answer: no transaction at all.
+            if let cachedAnswer, let principal = try cachedPrincipal(credential, generations, now: now),
+               let response = try cachedAnswer(self, try authorized(principal, generations)) {
+                return response
+            }
+            // Otherwise a GET borrows one reader for both the session check and the answer.
+            return try store.read { tx in
+                let principal = try cachedPrincipal(credential, generations, now: now)
+                    ?? authenticate(credential, generations, now: now, tx)
+                return try handler(self, try authorized(principal, generations), tx)
+            }
         }
     }
 
-    /// The principal behind `Authorization: Bearer …`, or behind `?ticket=` on the event
-    /// stream; nil without either. A bad, expired or revoked credential is 401 even on public
-    /// routes: a client that sends one should learn at once that it is dead. A ticket opens
-    /// nothing but `GET /api/events` (401 elsewhere), and is never a bearer token.
-    private func authenticate(_ request: HTTPRequest, _ endpoint: Endpoint, now: Date,
-                              _ tx: any Transaction) throws -> Principal? {
-        let claims: TokenClaims
+    /// The credential a request presents: `Authorization: Bearer …`, or `?ticket=` on the
+    /// event stream; nil without either. A malformed header is 401 and a ticket anywhere but
+    /// `GET /api/events` too, even on public routes: a client that sends a bad credential
+    /// should learn at once that it is dead. Nothing is verified yet.
+    private func presentedCredential(_ request: HTTPRequest, _ endpoint: Endpoint) throws -> PresentedCredential? {
         if let ticket = request.query["ticket"] {
             guard endpoint == .eventsStream else {
                 throw APIError.unauthorized("an event ticket opens \(Endpoint.eventsStream.name) only")
@@ -211,26 +237,74 @@ public final class GatePassApplication: HTTPResponder {
             guard request.header("authorization") == nil else {
                 throw APIError.badRequest("send an event ticket or an Authorization header, not both")
             }
-            guard let verified = ticketSigner.verify(ticket), verified.expiresAt > Int64(now.timeIntervalSince1970) else {
+            return PresentedCredential(kind: .ticket, text: ticket)
+        }
+        guard let header = request.header("authorization") else { return nil }
+        let bytes = header.utf8
+        guard bytes.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw APIError.unauthorized("the Authorization header must be: Bearer <token>")
+        }
+        // Blanks around the token are not part of it. A byte scan for the ASCII a token is
+        // made of; anything else is trimmed as before, by Foundation's (slower) rule.
+        guard bytes.allSatisfy({ $0 < 0x80 }) else {
+            return PresentedCredential(kind: .bearer, text: header.dropFirst(7).trimmingCharacters(in: .whitespaces))
+        }
+        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        let token = bytes.dropFirst(7).drop(while: isBlank)
+        let end = token.lastIndex(where: { !isBlank($0) }).map { bytes.index(after: $0) } ?? token.startIndex
+        return PresentedCredential(kind: .bearer, text: String(Substring(bytes[token.startIndex..<end])))
+    }
+
+    /// The verified claims of a credential; 401 when its signature or its expiry fails.
+    private func verifiedClaims(_ credential: PresentedCredential, now: Date) throws -> TokenClaims {
+        let nowSeconds = Int64(now.timeIntervalSince1970)
+        switch credential.kind {
+        case .ticket:
+            guard let verified = ticketSigner.verify(credential.text), verified.expiresAt > nowSeconds else {
                 throw APIError.unauthorized("the event ticket is invalid or its session has ended; log in again")
             }
-            claims = verified
-        } else {
-            guard let header = request.header("authorization") else { return nil }
-            guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-                throw APIError.unauthorized("the Authorization header must be: Bearer <token>")
-            }
-            let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-            guard let verified = signer.verify(token), verified.expiresAt > Int64(now.timeIntervalSince1970) else {
+            return verified
+        case .bearer:
+            guard let verified = signer.verify(credential.text), verified.expiresAt > nowSeconds else {
                 throw APIError.unauthorized("the token is invalid or expired; log in again")
             }
-            claims = verified
+            return verified
         }
-        guard let principal = try Sessions.principal(for: claims, now: now, tx) else {
+    }
+
+    /// The principal behind `credential` when the cache holds it (its signature was verified
+    /// when it was stored, and that cannot change); nil when it must be verified and its
+    /// session read — also when the credential has expired since, so that the reading path
+    /// gives the 401 — and nil without a credential (the anonymous caller needs no query).
+    private func cachedPrincipal(_ credential: PresentedCredential?, _ generations: CacheGenerations,
+                                 now: Date) throws -> Principal? {
+        guard let credential, let generation = generations.sessions,
+              let (claims, session) = sessionCache.lookup(credential, generation: generation, now: now),
+              claims.expiresAt > Int64(now.timeIntervalSince1970)
+        else { return nil }
+        return try admit(claims, session, now: now)
+    }
+
+    /// The principal behind `credential`, verified and its session read in `tx` (and both
+    /// cached); nil without a credential.
+    private func authenticate(_ credential: PresentedCredential?, _ generations: CacheGenerations, now: Date,
+                              _ tx: any Transaction) throws -> Principal? {
+        guard let credential else { return nil }
+        let claims = try verifiedClaims(credential, now: now)
+        let session = try tx.sessions.find(id: claims.sessionId)
+        if let session, let generation = generations.sessions {
+            sessionCache.store(session, claims: claims, for: credential, generation: generation, readAt: now)
+        }
+        return try admit(claims, session, now: now)
+    }
+
+    /// The session judged for this request: 401 unless it is live and its user may still
+    /// use it. A scanner token outlives a change of the user's rights only as long as they
+    /// still allow scanning (a kiosk's credential is not the user's: it goes on).
+    private func admit(_ claims: TokenClaims, _ session: StoredSession?, now: Date) throws -> Principal {
+        guard let principal = try Sessions.principal(for: claims, session: session, now: now) else {
             throw APIError.unauthorized("the session has ended; log in again")
         }
-        // A scanner token outlives a change of the user's rights only as long as they still allow
-        // scanning (a kiosk's credential is not the user's: it goes on).
         if case .scanner = principal.credential, !principal.user.principalKind.mayScan {
             throw APIError.unauthorized("this scanner token's user may no longer scan")
         }
@@ -368,6 +442,8 @@ public final class GatePassApplication: HTTPResponder {
         case .committed: eventHub.committed()
         case .sessionsEnded: eventHub.sessionsEnded()
         case .rightsChanged(let userIds): eventHub.endStreams(ofUsers: Set(userIds))
+        // `ServerDatabase` has moved the session cache's generation already.
+        case .principalsChanged: break
         }
     }
 

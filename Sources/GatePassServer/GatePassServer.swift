@@ -153,5 +153,7 @@ public final class GatePassServer: @unchecked Sendable {
         // The head follows the last committed entry before the database closes.
         application.auditLog.waitForHead()
         store.close()
+        // Last: every line of the stop itself is logged by now (the log is buffered).
+        application.logSink.flush()
     }
 }

@@ -42,7 +42,16 @@ struct AuditValues: Sendable, Equatable {
     /// The fields whose values differ between `old` and `new` (a field absent on one side counts
     /// as null there); nothing when they are equal.
     static func changed<T: Encodable>(from old: T, to new: T) -> AuditValues {
-        let before = fields(of: old), after = fields(of: new)
+        changed(fields(of: old), fields(of: new))
+    }
+
+    /// `changed(from:to:)` for a visitor (every check-in's entry), from fields built directly
+    /// (`Visitor.jsonFields`, held equal to the generic path's by the tests).
+    static func changed(from old: Visitor, to new: Visitor) -> AuditValues {
+        changed(old.jsonFields, new.jsonFields)
+    }
+
+    private static func changed(_ before: [String: JSONValue], _ after: [String: JSONValue]) -> AuditValues {
         var changedBefore: [String: JSONValue] = [:], changedAfter: [String: JSONValue] = [:]
         for key in Set(before.keys).union(after.keys) {
             let was = before[key] ?? .null, now = after[key] ?? .null

@@ -181,9 +181,10 @@ enum Sessions {
     }
 
     /// The principal behind a verified token, or nil when its session is unknown, revoked or expired.
-    /// The session is read strictly first (see `SessionRepository.find`), and only then judged.
-    static func principal(for claims: TokenClaims, now: Date, _ tx: any Transaction) throws -> Principal? {
-        guard let session = try tx.sessions.find(id: claims.sessionId), session.kind == claims.kind else { return nil }
+    /// The session was read strictly first (see `SessionRepository.find`), perhaps earlier
+    /// (`SessionCache`), and is judged now, against `now`.
+    static func principal(for claims: TokenClaims, session: StoredSession?, now: Date) throws -> Principal? {
+        guard let session, session.kind == claims.kind else { return nil }
         if session.revokedAt != nil, let reason = session.revokedReason { throw RevokedCredential(reason: reason) }
         // A kiosk is not a person's: the disable of the admin who enrolled it does not stop it.
         let isKiosk = if case .kiosk = session.credential { true } else { false }

@@ -4,6 +4,13 @@ import GatePassCore
 /// Where the server writes its log lines. Passed in, so tests can read what was logged.
 public protocol LogSink: Sendable {
     func log(_ line: String)
+    /// Writes out every line logged so far before returning (a buffered sink); the server
+    /// calls it as its last step of `stop`.
+    func flush()
+}
+
+extension LogSink {
+    public func flush() {}
 }
 
 /// What the application logs through: every line is made one visible line before any sink
@@ -19,6 +26,7 @@ struct VisibleLineLog: LogSink {
     }
 
     func log(_ line: String) { sink.log(TerminalText.visible(line)) }
+    func flush() { sink.flush() }
 
     /// A field from a request (its method, say): visible, and cut to `maxLength` characters
     /// so one request cannot make a line of megabytes.
@@ -28,25 +36,30 @@ struct VisibleLineLog: LogSink {
     }
 }
 
-/// Writes each line to standard error in one write, so lines from threads never interleave.
-public struct StandardErrorLog: LogSink {
+/// Writes lines to standard error, buffered (see `BufferedLogWriter`): lines from threads never
+/// interleave, and a busy server makes one `write` per batch of lines, not one per request.
+public final class StandardErrorLog: LogSink {
+    private let writer = BufferedLogWriter(descriptor: 2)
     public init() {}
-    public func log(_ line: String) { writeLogLine(line, to: 2) }
+    public func log(_ line: String) { writer.append(line) }
+    public func flush() { writer.flush() }
 }
 
-/// Appends each line to a file (created 0600: request logs name routes and callers) in one
-/// `write` with O_APPEND, so lines from threads never interleave. For a server whose standard
-/// error belongs to something else, such as `gatepass demo`'s console.
-public struct FileLog: LogSink {
-    private let descriptor: Int32
+/// Appends lines to a file (created 0600: request logs name routes and callers) with O_APPEND,
+/// buffered as `StandardErrorLog` is. For a server whose standard error belongs to something
+/// else, such as `gatepass demo`'s console.
+public final class FileLog: LogSink {
+    private let writer: BufferedLogWriter
 
     /// - Throws: a message naming the file when it cannot be opened for appending.
     public init(path: String) throws(FileLogError) {
-        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw FileLogError(message: "cannot open the log \(path): \(String(cString: strerror(errno)))") }
+        writer = BufferedLogWriter(descriptor: descriptor, closesDescriptor: true)
     }
 
-    public func log(_ line: String) { writeLogLine(line, to: descriptor) }
+    public func log(_ line: String) { writer.append(line) }
+    public func flush() { writer.flush() }
 }
 
 public struct FileLogError: Error, Sendable, CustomStringConvertible {
@@ -54,8 +67,107 @@ public struct FileLogError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// One line, newline included, in one `write`.
-private func writeLogLine(_ line: String, to descriptor: Int32) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+/// Lines kept in memory and written to a descriptor in batches, so a request costs no system
+/// call of its own (issue 15: one `write` per request was a tenth of a cached answer's time).
+///
+/// When lines reach the descriptor:
+/// - at most `flushInterval` (100 ms) after they were logged: a thread of the writer's own
+///   wakes then whenever lines are waiting;
+/// - at once when `highWater` bytes are waiting, so a burst never holds much in memory;
+/// - at `flush()`, which the server calls as the last step of its stop (so SIGTERM, which
+///   `gatepass serve` answers with a stop, loses no line), and at `deinit`.
+///
+/// Every batch is whole lines, written in a loop until all bytes are out (a short write to a
+/// pipe continues where it stopped), so lines from threads never interleave or tear. A write
+/// that fails (a closed pipe, a full disk) drops that batch: a log must never stop the server.
+final class BufferedLogWriter: @unchecked Sendable {
+    // @unchecked: `pending`, `flushing` and `stopping` are touched only with `condition` locked;
+    // `descriptor` is written only by the one thread that holds `flushing`.
+    private let descriptor: Int32
+    private let closesDescriptor: Bool
+    private let condition = NSCondition()
+    private var pending: [UInt8] = []
+    /// A batch is being written: the next one waits, so batches keep their order.
+    private var flushing = false
+    private var stopping = false
+    private var flusherStarted = false
+    static let flushInterval: TimeInterval = 0.1
+    static let highWater = 64 * 1024
+
+    init(descriptor: Int32, closesDescriptor: Bool = false) {
+        self.descriptor = descriptor
+        self.closesDescriptor = closesDescriptor
+        pending.reserveCapacity(Self.highWater)
+    }
+
+    deinit {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        flush()
+        if closesDescriptor { close(descriptor) }
+    }
+
+    func append(_ line: String) {
+        condition.lock()
+        pending.append(contentsOf: line.utf8)
+        pending.append(UInt8(ascii: "\n"))
+        let full = pending.count >= Self.highWater
+        if !flusherStarted { startFlusher() }
+        condition.unlock()
+        if full { flush() }
+    }
+
+    /// Writes out every line appended before the call, then returns.
+    func flush() {
+        condition.lock()
+        while flushing { condition.wait() }
+        guard !pending.isEmpty else {
+            condition.unlock()
+            return
+        }
+        var batch: [UInt8] = []
+        swap(&batch, &pending)
+        flushing = true
+        condition.unlock()
+        writeAll(batch)
+        condition.lock()
+        flushing = false
+        // Hand the emptied buffer's storage back, so a steady stream of lines reuses it.
+        if pending.isEmpty { batch.removeAll(keepingCapacity: true); swap(&batch, &pending) }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func writeAll(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 { offset += written } else if written < 0 && errno == EINTR { continue } else { return }
+            }
+        }
+    }
+
+    /// The thread that writes waiting lines within `flushInterval`; called with the lock held.
+    /// It holds the writer weakly, so a sink nobody uses any more is freed and ends it.
+    private func startFlusher() {
+        flusherStarted = true
+        let thread = Thread { [weak self] in
+            while let writer = self, writer.waitForInterval() { writer.flush() }
+        }
+        thread.name = "gatepass-log"
+        thread.start()
+    }
+
+    /// Waits `flushInterval`; false once the writer stops.
+    private func waitForInterval() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(Self.flushInterval)
+        // A broadcast (a flush ending) wakes the wait early; the interval still runs out.
+        while !stopping && condition.wait(until: deadline) {}
+        return !stopping
+    }
 }

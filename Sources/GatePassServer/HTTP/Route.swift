@@ -6,8 +6,11 @@ import HTTPServer
 /// the router is built from nothing else.
 struct Route: Sendable {
     enum Work: Sendable {
-        /// On a reader connection, after the session check on the same connection.
-        case read(@Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
+        /// On a reader connection, after the session check on the same connection. The
+        /// cached answer, when the route has one, is tried first when the session is cached
+        /// too: a hit needs no transaction at all.
+        case read(@Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse,
+                  cachedAnswer: (@Sendable (GatePassApplication, GatePassApplication.Call) throws -> HTTPResponse?)?)
         /// In the writer's next durable group commit, with idempotency recorded in the same
         /// transaction; the answer goes out after the commit.
         case write(@Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
@@ -33,10 +36,11 @@ struct Route: Sendable {
     var idempotency = Idempotency.standard
 
     static func read(_ endpoint: Endpoint,
+                     cachedAnswer: (@Sendable (GatePassApplication, GatePassApplication.Call) throws -> HTTPResponse?)? = nil,
                      _ handler: @escaping @Sendable (GatePassApplication, GatePassApplication.Call, any Transaction) throws -> HTTPResponse)
         -> Route {
         precondition(endpoint.method == .get, "\(endpoint) is read on a reader connection, so it must be a GET")
-        return Route(endpoint: endpoint, work: .read(handler))
+        return Route(endpoint: endpoint, work: .read(handler, cachedAnswer: cachedAnswer))
     }
 
     static func write(_ endpoint: Endpoint, idempotency: Idempotency = .standard,

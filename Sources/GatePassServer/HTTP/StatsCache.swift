@@ -4,10 +4,11 @@ import HTTPServer
 
 /// Stats answers, valid while no write has committed since they were computed.
 ///
-/// Correctness: the generation is read *before* the counting queries run, and a writer bumps
-/// it only after its commit; so an entry is reused only if no commit finished after the
-/// generation it was computed at — and every commit counted in that generation is visible to
-/// the queries that followed.
+/// Correctness: the generation is read *before* the request's transaction begins (not merely
+/// before the counting queries: a transaction's snapshot dates from its first statement, the
+/// session check), and a writer bumps it only after its commit; so an entry is reused only if
+/// no commit finished after the generation it was computed at — and every commit counted in
+/// that generation is visible to the snapshot the queries read.
 final class StatsCache: Sendable {
     struct Key: Hashable, Sendable {
         var organization: String

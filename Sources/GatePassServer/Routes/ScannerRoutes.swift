@@ -7,7 +7,7 @@ extension GatePassApplication {
     /// The scanner controller: the gate.
     static let scannerRoutes: [Route] = [
         .write(.scannerToken) { app, call, tx in try app.issueScannerToken(call, tx) },
-        .read(.scannerStats) { app, call, tx in try app.stats(call, tx) },
+        .read(.scannerStats, cachedAnswer: { app, call in app.cachedStats(call) }) { app, call, tx in try app.stats(call, tx) },
         .read(.scannerHistory) { app, call, tx in try app.scanHistory(call, tx) },
         .write(.scannerCheckIn, idempotency: .init(fingerprintedBody: CheckInBody.fingerprinted,
                                                    replay: { app, call, stored, tx in try app.replayedCheckIn(call, stored: stored, tx) })) {
@@ -148,8 +148,8 @@ extension GatePassApplication {
                                               checkpointId: checkpointId, scanId: scan.id, now: call.now)
         }
         metrics.recordCheckIn(result: decision.result.rawValue)
-        return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id,
-                                               conflict: conflict ? true : nil))
+        return JSONBody.response(encoded: CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id,
+                                                        conflict: conflict ? true : nil).jsonBytes)
     }
 
     private func auditStateChange(from previous: Visitor, to visitor: Visitor, _ call: Call, _ tx: any Transaction) throws {
@@ -334,19 +334,27 @@ extension GatePassApplication {
     /// Kiosks poll this constantly, so answers are cached until the next committed write
     /// (see `StatsCache`): a hit costs no query at all.
     func stats(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
-        let organization = call.caller.organizationId
-        let checkpoint = call.request.query["checkpointId"]
-        let key = StatsCache.Key(organization: organization, checkpoint: checkpoint)
-        let generation = store.cacheGeneration
-        if let generation, let cached = statsCache.lookup(key, generation: generation, now: call.now) { return cached }
+        if let cached = cachedStats(call) { return cached }
+        let key = statsKey(call)
         // "Today" is the site's: its zone is read in this generation, so a change of it (a
         // committed write) is never answered from an entry of the old zone.
-        let zone = try site(organization, tx).timeZone
+        let zone = try site(key.organization, tx).timeZone
         let today = ValidityWindow.day(containing: call.now, in: zone)
-        let stats = try tx.visitors.counts(organizationId: organization, checkpointId: checkpoint, day: today)
-        let response = JSONBody.response(stats)
-        if let generation { statsCache.store(response, for: key, generation: generation, day: today) }
+        let stats = try tx.visitors.counts(organizationId: key.organization, checkpointId: key.checkpoint, day: today)
+        let response = JSONBody.response(encoded: stats.jsonBytes)
+        if let generation = call.answerGeneration { statsCache.store(response, for: key, generation: generation, day: today) }
         return response
+    }
+
+    /// The stats answer cached for this caller's site and gate, when no write has committed
+    /// since it was computed (the generation was read before this request's transaction).
+    func cachedStats(_ call: Call) -> HTTPResponse? {
+        guard let generation = call.answerGeneration else { return nil }
+        return statsCache.lookup(statsKey(call), generation: generation, now: call.now)
+    }
+
+    private func statsKey(_ call: Call) -> StatsCache.Key {
+        StatsCache.Key(organization: call.caller.organizationId, checkpoint: call.request.query["checkpointId"])
     }
 
     // MARK: - Scan history

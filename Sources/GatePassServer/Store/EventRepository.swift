@@ -64,7 +64,7 @@ extension EventRepository {
             var userAudience = audience
             userAudience.checkpointId = nil
             _ = try insert(.notificationNew, audience: userAudience, visitorId: visitorId, title: nil,
-                           data: EventLog.encode(NotificationEventData(notification: item)), now: now)
+                           data: String(decoding: NotificationEventData(notification: item).jsonBytes, as: UTF8.self), now: now)
         }
         return id
     }
@@ -72,7 +72,8 @@ extension EventRepository {
     /// `visitor.*`, `request.created`: the visitor as it is after the change.
     func appendVisitorEvent(_ kind: EventKind, visitor: Visitor, organizationId: String, checkpointId: String?,
                             scanId: String? = nil, now: Date) throws {
-        let data = EventLog.encode(VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId))
+        let data = String(decoding: VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId).jsonBytes,
+                          as: UTF8.self)
         try append(kind, audience: EventAudience(organizationId: organizationId, approverId: visitor.approverId,
                                                  checkpointId: checkpointId),
                    visitorId: visitor.id,

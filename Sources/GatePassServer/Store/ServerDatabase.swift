@@ -8,6 +8,9 @@ public final class ServerDatabase: Sendable {
     let engine: any DatabaseEngine
     /// Bumped after every committed write, so derived answers (stats) can be cached safely.
     let writeGeneration = Atomic<UInt64>(0)
+    /// Bumped after every committed write that changed a session or a user row (here, or
+    /// announced by another server), so cached sessions can be used safely (`SessionCache`).
+    let principalGeneration = Atomic<UInt64>(0)
 
     init(engine: any DatabaseEngine) {
         self.engine = engine
@@ -26,16 +29,41 @@ public final class ServerDatabase: Sendable {
 
     /// Runs `body` in a durable write transaction and returns after its commit.
     func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
-        defer { writeGeneration.add(1, ordering: .releasing) }
-        return try engine.write(body)
+        let notes = CommitNotes()
+        defer { committed(notes) }
+        return try engine.write { tx in try notes.running(body, in: tx) }
     }
 
     /// Queues `body` for the writer and returns at once; `completion` runs after the commit.
     func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        engine.writeAsync(body) { [self] result in
-            writeGeneration.add(1, ordering: .releasing)
+        let notes = CommitNotes()
+        engine.writeAsync({ tx in try notes.running(body, in: tx) }) { [self] result in
+            committed(notes)
             completion(result)
+        }
+    }
+
+    /// After a write's commit (or its failure) and before anyone hears of it: the caches'
+    /// generations move, and the other servers are told of changed principals.
+    private func committed(_ notes: CommitNotes) {
+        writeGeneration.add(1, ordering: .releasing)
+        if notes.changedPrincipals {
+            principalGeneration.add(1, ordering: .releasing)
+            engine.announce(.principalsChanged)
+        }
+    }
+
+    /// What a write's transaction noted, carried to after its commit.
+    private final class CommitNotes: Sendable {
+        private let principals = Atomic<Bool>(false)
+        var changedPrincipals: Bool { principals.load(ordering: .acquiring) }
+
+        func running<T>(_ body: (any Transaction) throws -> T, in tx: any Transaction) throws -> T {
+            // Noted even when `body` throws: a change inside a savepoint that then failed is
+            // rolled back, and a needless bump costs one query per cached session.
+            defer { if tx.changedPrincipals { principals.store(true, ordering: .releasing) } }
+            return try body(tx)
         }
     }
 
@@ -67,7 +95,12 @@ public final class ServerDatabase: Sendable {
     /// (so a cached answer is not reused) before `handler` hears of it.
     func startListening(_ handler: @escaping @Sendable (StoreAnnouncement) -> Void, log: @escaping @Sendable (String) -> Void) {
         engine.startListening({ [self] announcement in
-            if announcement == .committed { writeGeneration.add(1, ordering: .releasing) }
+            switch announcement {
+            case .committed: writeGeneration.add(1, ordering: .releasing)
+            // Ended sessions and changed rights are changed principals too; the listener
+            // also says both when it (re)connects, having perhaps missed announcements.
+            case .principalsChanged, .sessionsEnded, .rightsChanged: principalGeneration.add(1, ordering: .releasing)
+            }
             handler(announcement)
         }, log: log)
     }
@@ -76,5 +109,11 @@ public final class ServerDatabase: Sendable {
     /// server's commits cannot be heard right now.
     var cacheGeneration: UInt64? {
         engine.hearsOtherServers ? writeGeneration.load(ordering: .acquiring) : nil
+    }
+
+    /// The generation a cached session may be keyed on, or nil when none may be used (see
+    /// `cacheGeneration`). Read it before the transaction that reads the session begins.
+    var sessionCacheGeneration: UInt64? {
+        engine.hearsOtherServers ? principalGeneration.load(ordering: .acquiring) : nil
     }
 }

@@ -9,6 +9,8 @@ enum StoreAnnouncement: Equatable, Sendable {
     case sessionsEnded
     /// These users' rights changed: their open streams end and reconnect under the new ones.
     case rightsChanged(userIds: [String])
+    /// A session or a user row changed: sessions cached before it are stale (`SessionCache`).
+    case principalsChanged
 
     /// At most this many bytes of user ids in one payload, so a notification stays far below
     /// PostgreSQL's 8000-byte limit (the instance id and the code come before them).
@@ -19,6 +21,7 @@ enum StoreAnnouncement: Equatable, Sendable {
         switch self {
         case .committed: return ["c"]
         case .sessionsEnded: return ["s"]
+        case .principalsChanged: return ["p"]
         case .rightsChanged(let userIds):
             var payloads: [String] = []
             var current: [String] = []
@@ -42,6 +45,7 @@ enum StoreAnnouncement: Equatable, Sendable {
         switch payload.first {
         case "c" where payload.count == 1: self = .committed
         case "s" where payload.count == 1: self = .sessionsEnded
+        case "p" where payload.count == 1: self = .principalsChanged
         case "u":
             let ids = payload.dropFirst().split(separator: ",").map(String.init)
             guard !ids.isEmpty else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import GatePassCore
+import Synchronization
 
 /// The repositories of one read or write transaction: everything a handler, the auth layer
 /// or the event hub may ask of the database. Each repository is a protocol of domain
@@ -29,4 +30,19 @@ protocol Transaction {
 
     /// Throws unless the database answers a trivial read.
     func ping() throws
+
+    /// A session or a user row was changed (a logout, a revoked token, a disable, a new role):
+    /// after the commit, sessions cached from before it are stale (`SessionCache`).
+    var changedPrincipals: Bool { get }
+}
+
+/// Set by repositories as they change rows that caches outside the transaction depend on;
+/// read by `ServerDatabase` after the commit. One per transaction (a group commit's jobs each
+/// have their own), so a job's note never leaks to another's.
+final class TransactionNotes: Sendable {
+    private let principals = Atomic<Bool>(false)
+
+    /// A session or user row changed (see `Transaction.changedPrincipals`).
+    func notePrincipalsChanged() { principals.store(true, ordering: .releasing) }
+    var changedPrincipals: Bool { principals.load(ordering: .acquiring) }
 }

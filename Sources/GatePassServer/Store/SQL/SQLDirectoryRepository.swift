@@ -4,6 +4,8 @@ import SQLBinding
 
 struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
     let db: Database
+    /// A change of a user row is noted here: cached sessions carry their user (`SessionCache`).
+    let notes: TransactionNotes
 
     private static var userColumns: String { "id, email, name, role, organization_id, can_scan" }
 
@@ -75,6 +77,7 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
     }
 
     func update(userId: String, name: String, role: Role, canScan: Bool, disabled: Bool) throws {
+        notes.notePrincipalsChanged()
         try db.execute("UPDATE users SET name = ?, role = ?, can_scan = ?, disabled = ? WHERE id = ?",
                        [name, role.rawValue, canScan, disabled, userId])
     }

@@ -4,6 +4,9 @@ import SQLBinding
 
 struct SQLSessionRepository<Database: SQLRunner>: SessionRepository {
     let db: Database
+    /// Every change of a session's standing is noted here, so cached sessions are dropped
+    /// after the commit (`SessionCache`); a new session or a last-use time is not one.
+    let notes: TransactionNotes
 
     func insert(id: String, userId: String, kind: TokenClaims.Kind, parent: String?, checkpointId: String?,
                 createdAt: Date, expiresAt: Date) throws {
@@ -39,11 +42,13 @@ struct SQLSessionRepository<Database: SQLRunner>: SessionRepository {
     }
 
     func revoke(loginSession id: String, at time: Date) throws {
+        notes.notePrincipalsChanged()
         try db.execute("UPDATE sessions SET revoked_at = ? WHERE (id = ? OR parent_session_id = ?) AND revoked_at IS NULL",
                        [time.milliseconds, id, id])
     }
 
     func revoke(sessionsOfUser userId: String, at time: Date) throws {
+        notes.notePrincipalsChanged()
         try db.execute("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND kiosk_id IS NULL",
                        [time.milliseconds, userId])
     }
@@ -75,7 +80,8 @@ struct SQLSessionRepository<Database: SQLRunner>: SessionRepository {
     }
 
     func revoke(scannerToken id: String, organizationId: String, reason: RevocationReason, at time: Date) throws -> Bool {
-        try db.execute("""
+        notes.notePrincipalsChanged()
+        return try db.execute("""
             UPDATE sessions SET revoked_at = ?, revoked_reason = ?
             WHERE id = ? AND kind = 'scanner' AND revoked_at IS NULL AND expires_at > ?
               AND checkpoint_id IN (SELECT id FROM checkpoints WHERE organization_id = ?)
@@ -83,7 +89,8 @@ struct SQLSessionRepository<Database: SQLRunner>: SessionRepository {
     }
 
     func revoke(scannerTokensOfCheckpoint checkpointId: String, at time: Date) throws -> Int {
-        try db.execute("""
+        notes.notePrincipalsChanged()
+        return try db.execute("""
             UPDATE sessions SET revoked_at = ?, revoked_reason = 'retired'
             WHERE checkpoint_id = ? AND kind = 'scanner' AND revoked_at IS NULL
             """, [time.milliseconds, checkpointId])

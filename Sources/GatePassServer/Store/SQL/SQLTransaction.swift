@@ -6,18 +6,22 @@ import SQLBinding
 /// PostgreSQL's), inside the transaction the engine opened for it.
 struct SQLTransaction<Database: SQLRunner>: Transaction {
     let db: Database
+    /// What this transaction's repositories changed that caches outside it depend on.
+    let notes = TransactionNotes()
 
     init(_ db: Database) { self.db = db }
 
+    var changedPrincipals: Bool { notes.changedPrincipals }
+
     var visitors: any VisitorRepository { SQLVisitorRepository(db: db) }
     var scans: any ScanRepository { SQLScanRepository(db: db) }
-    var sessions: any SessionRepository { SQLSessionRepository(db: db) }
+    var sessions: any SessionRepository { SQLSessionRepository(db: db, notes: notes) }
     var otps: any OTPRepository { SQLOTPRepository(db: db) }
     var idempotency: any IdempotencyRepository { SQLIdempotencyRepository(db: db) }
     var events: any EventRepository { SQLEventRepository(db: db) }
     var push: any PushRepository { SQLPushRepository(db: db) }
     var notifications: any NotificationRepository { SQLNotificationRepository(db: db) }
-    var directory: any DirectoryRepository { SQLDirectoryRepository(db: db) }
+    var directory: any DirectoryRepository { SQLDirectoryRepository(db: db, notes: notes) }
     var checkpoints: any CheckpointRepository { SQLCheckpointRepository(db: db) }
     var mail: any MailRepository { SQLMailRepository(db: db) }
     var blocklist: any BlocklistRepository { SQLBlocklistRepository(db: db) }
