@@ -97,11 +97,13 @@ let package = Package(
         // The bare libmicrohttpd responder in C that `gatepass-bench server` measures the API against
         // (issue 15). CMicroHTTPD only for pkg-config's flags; it includes <microhttpd.h> itself.
         .executableTarget(name: "gatepass-ceiling", dependencies: ["CMicroHTTPD"]),
+        // wrk's output read back into numbers (standard library only, so its test stays light).
+        .target(name: "WrkOutput"),
         .executableTarget(name: "gatepass-bench",
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassAPI", "GatePassClient",
                                          "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar",
                                          "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",
-                                         "GatePassPass", "CMagickWand", "Postgres", "LocalPostgres",
+                                         "GatePassPass", "CMagickWand", "Postgres", "LocalPostgres", "WrkOutput",
                                          // Built with the bench, so the bench finds it beside itself.
                                          "gatepass-ceiling"]),
 
@@ -133,6 +135,7 @@ let package = Package(
                                    // PostgresCluster, for gatepass db copy into a real PostgreSQL database.
                                    "GatePassTestSupport", "LocalPostgres"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "SQLBinding", "GatePassTestSupport", "LocalPostgres"]),
+        .testTarget(name: "WrkOutputTests", dependencies: ["WrkOutput"]),
         .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP", "GatePassTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
