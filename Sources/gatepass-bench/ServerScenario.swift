@@ -48,7 +48,8 @@ func printTable(_ report: Report) {
     let p99Goal = format(report.p99GoalMilliseconds, 0)
     out += row(Endpoint.scannerStats.name, report.stats, ratio: format(report.statsRatio, 3),
                goal: ">= \(report.statsGoal), p99 < \(p99Goal) ms: " + verdict(report.statsGoalMet)) + "\n"
-    out += row(Endpoint.scannerCheckIn.name, report.checkin, ratio: format(report.checkinRatio, 3),
+    // Four digits: check-in ratios are small, and two runs an order apart should still differ.
+    out += row(Endpoint.scannerCheckIn.name, report.checkin, ratio: format(report.checkinRatio, 4),
                goal: ">= \(report.checkinGoal), p99 < \(p99Goal) ms, durable: " + verdict(report.checkinGoalMet)) + "\n\n"
     out += "checkin: \(report.checkinPasses) fresh passes handed to wrk (each request a different one), "
         + "\(report.checkinAdmitted) admitted, \(report.checkinRefused) refused\n"
