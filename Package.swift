@@ -11,7 +11,8 @@ import PackageDescription
 //   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
 //                        adapters to the client core, files and camera are GatePassConsoleServices
 //   GatePassCommands   — the command line (`gatepass …`)
-//   executables        — gatepass, gatepass-bench
+//   executables        — gatepass, gatepass-bench (with WrkOutput, wrk's output read back), and
+//                        gatepass-ceiling (C on libmicrohttpd alone: the bench's anchor)
 let package = Package(
     name: "GatePass",
     platforms: [.macOS(.v14)],
