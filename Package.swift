@@ -11,13 +11,16 @@ import PackageDescription
 //   GatePassConsole    — the console's screens over plain values (GatePassCore only); its
 //                        adapters to the client core, files and camera are GatePassConsoleServices
 //   GatePassCommands   — the command line (`gatepass …`)
-//   executables        — gatepass, gatepass-bench
+//   executables        — gatepass, gatepass-bench (with WrkOutput, wrk's output read back), and
+//                        gatepass-ceiling (C on libmicrohttpd alone: the bench's anchor)
 let package = Package(
     name: "GatePass",
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "gatepass", targets: ["gatepass"]),
         .executable(name: "gatepass-bench", targets: ["gatepass-bench"]),
+        // The bench's C ceiling: a bare libmicrohttpd responder (Sources/gatepass-ceiling/main.c).
+        .executable(name: "gatepass-ceiling", targets: ["gatepass-ceiling"]),
         // For the fuzzing package in Tests/Fuzz: another package reaches our modules only through products.
         .library(name: "GatePassFuzzable",
                  targets: ["GatePassCore", "GatePassServer", "GatePassClient", "GatePassScanner"]),
@@ -92,11 +95,18 @@ let package = Package(
         // Mail: the MIME builder (pure), the SMTP transport on CurlHTTP and the .eml folder of --dev.
         .target(name: "GatePassMail", dependencies: ["CurlHTTP"]),
         .executableTarget(name: "gatepass", dependencies: ["GatePassCommands"]),
+        // The bare libmicrohttpd responder in C that `gatepass-bench server` measures the API against
+        // (issue 15). CMicroHTTPD only for pkg-config's flags; it includes <microhttpd.h> itself.
+        .executableTarget(name: "gatepass-ceiling", dependencies: ["CMicroHTTPD"]),
+        // wrk's output read back into numbers (standard library only, so its test stays light).
+        .target(name: "WrkOutput"),
         .executableTarget(name: "gatepass-bench",
                           dependencies: ["GatePassServer", "LoopbackHTTP", "HTTPServer", "GatePassCore", "GatePassAPI", "GatePassClient",
                                          "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar",
                                          "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",
-                                         "GatePassPass", "CMagickWand", "Postgres", "LocalPostgres"]),
+                                         "GatePassPass", "CMagickWand", "Postgres", "LocalPostgres", "WrkOutput",
+                                         // Built with the bench, so the bench finds it beside itself.
+                                         "gatepass-ceiling"]),
 
         // MARK: - Tests
         // What several test targets share: the SMTP sink (smtp_sink.py, python3-aiosmtpd) and the
@@ -126,6 +136,7 @@ let package = Package(
                                    // PostgresCluster, for gatepass db copy into a real PostgreSQL database.
                                    "GatePassTestSupport", "LocalPostgres"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "SQLBinding", "GatePassTestSupport", "LocalPostgres"]),
+        .testTarget(name: "WrkOutputTests", dependencies: ["WrkOutput"]),
         .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP", "GatePassTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

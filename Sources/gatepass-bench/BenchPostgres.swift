@@ -88,8 +88,9 @@ final class BenchPostgres {
     func connect() throws -> PGConnection { try PGConnection(url: url, applicationName: "gatepass-bench") }
 }
 
-/// One process's CPU from /proc/PID/stat, in clock ticks.
-private struct ProcessCPU {
+/// One process's CPU from /proc/PID/stat, in clock ticks (the server scenario reads the C
+/// ceiling's this way too).
+struct ProcessCPU {
     var parent: Int32
     /// utime + stime.
     var ticks: Int
@@ -107,6 +108,9 @@ private struct ProcessCPU {
         ticks = utime + stime
         reapedChildrenTicks = cutime + cstime
     }
+
+    /// The process's own CPU (utime + stime) in seconds.
+    var seconds: Double { Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK))) }
 }
 
 // MARK: - What the writes cost on PostgreSQL

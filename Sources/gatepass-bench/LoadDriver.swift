@@ -1,142 +1,210 @@
 import Foundation
-import GatePassCore
-import GatePassServer
-import HTTPServer
-import LoopbackHTTP
-import Synchronization
+import WrkOutput
 
-// MARK: - Load driver
+// MARK: - Load generator: wrk
 
-enum Outcome {
-    case ok
-    case failed(String)
-    /// No more work (the pool of passes ran out): this connection stops.
-    case exhausted
-}
+// Issue 15 measures the API the way its peers are measured: wrk -t2 -c32 on loopback, against a
+// bare libmicrohttpd responder in C as the ceiling. Our own Swift load generator used to drive
+// both sides here; it flatters every ratio (its per-request cost slows the ceiling more than the
+// server), so the server scenario now drives everything with wrk, a separate process.
 
-/// One request on the connection's own client.
-typealias Work = @Sendable (LoopbackHTTPClient) -> Outcome
-
-/// What one connection saw; written only by its thread, read after the threads are joined.
+/// What one connection of the seeding clients saw; written only by its thread, read after the
+/// threads are joined.
 final class ConnectionLog: @unchecked Sendable {
-    /// Latencies in units of 100 ns of the successful requests that started after the
-    /// warm-up and ended in the window.
-    var latencies: [UInt32] = []
-    /// Successful and failed requests that ended in the window.
-    var succeeded = 0
-    var failed = 0
     var firstError: String?
-    /// Set when the pool of work ran out.
-    var stoppedAt: UInt64?
-    var lastFinish: UInt64 = 0
 }
+
+/// The shape of the load: wrk's threads and keep-alive connections, shared by every target of a run.
+struct WrkLoad: Sendable {
+    /// Debian's wrk (.ci/install-packages installs it).
+    static let executable = "/usr/bin/wrk"
+    var threads = 2
+    var connections = 32
+}
+
+/// One wrk process: where it sends its requests and how.
+struct WrkTarget: Sendable {
+    var url: String
+    /// `-H` headers, "Name: value".
+    var headers: [String] = []
+    /// The Lua script (`-s`) that makes each request, if any; it is told the process's thread count.
+    var script: (@Sendable (_ threads: Int) -> String)?
+}
+
+/// The whole seconds wrk runs for `seconds` (its -d takes no fraction; at least 1).
+func wrkDuration(_ seconds: Double) -> Int { max(1, Int(seconds.rounded())) }
+
+/// Runs one wrk per target at the same time for `seconds` (whole seconds: wrk's -d takes no
+/// fraction), the load's threads and connections split evenly among them (two servers of one
+/// database get -t1 -c16 each), and returns what each printed. A run is one wrk per target so
+/// that the two servers of `--instances 2` are driven at once, as one load.
+func runWrk(_ targets: [WrkTarget], seconds: Double, load: WrkLoad, scratchFolder: String) throws -> [WrkSummary] {
+    guard FileManager.default.isExecutableFile(atPath: WrkLoad.executable) else {
+        throw BenchFailure("\(WrkLoad.executable) is missing: install wrk (apt-get install wrk; .ci/install-packages lists it)")
+    }
+    precondition(!targets.isEmpty && load.threads >= targets.count && load.connections >= load.threads,
+                 "a wrk run needs at least one thread per target and one connection per thread")
+    let threads = load.threads / targets.count
+    let connections = load.connections / targets.count
+    let duration = wrkDuration(seconds)
+    var running: [(process: Process, output: Pipe, errors: Pipe)] = []
+    for (index, target) in targets.enumerated() {
+        var arguments = ["-t\(threads)", "-c\(connections)", "-d\(duration)s", "--latency"]
+        for header in target.headers { arguments += ["-H", header] }
+        if let script = target.script {
+            let path = scratchFolder + "/wrk-\(UUID().uuidString.prefix(8))-\(index).lua"
+            try script(threads).write(toFile: path, atomically: true, encoding: .utf8)
+            arguments += ["-s", path]
+        }
+        arguments.append(target.url)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: WrkLoad.executable)
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        running.append((process, output, errors))
+    }
+    // Each pipe is read to its end before the process is waited for: wrk prints a few hundred bytes.
+    var summaries: [WrkSummary] = []
+    var failure: String?
+    for (index, run) in running.enumerated() {
+        let text = String(decoding: run.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errorText = String(decoding: run.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.process.waitUntilExit()
+        do {
+            guard run.process.terminationStatus == 0 else {
+                throw BenchFailure("wrk exited with \(run.process.terminationStatus)")
+            }
+            summaries.append(try WrkSummary(parsing: text))
+        } catch {
+            let said = (errorText + text).split(separator: "\n").prefix(3).joined(separator: " / ")
+            failure = failure ?? "wrk against \(targets[index].url) failed: \(error) (it said: \(said))"
+        }
+    }
+    if let failure { throw BenchFailure(failure) }
+    return summaries
+}
+
+// MARK: - What one scenario measured
 
 struct Measurement: Codable, Sendable {
     var name: String
     var route: String
+    /// Responses wrk completed in the run (summed over its processes).
     var requests: Int
+    /// Socket errors, answers of status 400 and above, and (check-ins) answers that did not admit the pass.
     var errors: Int
+    var socketErrors: Int
+    var non2xxOr3xxResponses: Int
     var seconds: Double
+    /// wrk's Requests/sec (summed over its processes).
     var requestsPerSecond: Double
+    /// wrk's --latency percentiles; with two wrk processes the larger of the two (they cannot be merged exactly).
     var p50Milliseconds: Double
     var p99Milliseconds: Double
-    var maxMilliseconds: Double
-    /// CPU used by the whole process (server + load generator) during the window, in % of one core.
-    var processCPUPercent: Double
-    /// Context switches of the whole process per successful request during the window.
-    var contextSwitchesPerRequest: Double
-    var endedEarly: Bool
+    /// CPU of the process answering (the bench's own for our servers, the child's for the C
+    /// ceiling) during the run, in % of one core; wrk's own CPU is not in it.
+    var serverCPUPercent: Double?
+    /// The check-ins' pool of passes ran out before wrk stopped (later requests repeated passes).
+    var passesRanOut: Bool
     var firstError: String?
-    /// CPU of the bench's own PostgreSQL cluster over the run (warm-up included), in % of one
-    /// core: its processes are not the bench's, so `processCPUPercent` leaves them out.
+    /// CPU of the bench's own PostgreSQL cluster over the run, in % of one core.
     var databaseServerCPUPercent: Double?
+
+    /// One measurement from the wrk processes of one run.
+    /// - Parameter refused: answers the check-in script counted as not admitting (nil for other routes).
+    init(name: String, route: String, summaries: [WrkSummary], refused: Int? = nil, passesRanOut: Bool = false,
+         firstError: String? = nil, serverCPUPercent: Double?) {
+        self.name = name
+        self.route = route
+        requests = summaries.reduce(0) { $0 + $1.requests }
+        socketErrors = summaries.reduce(0) { $0 + $1.socketErrors.total }
+        non2xxOr3xxResponses = summaries.reduce(0) { $0 + $1.non2xxOr3xxResponses }
+        // A refused check-in with a status of 400 or more is in both counts: count it once.
+        errors = socketErrors + (refused ?? non2xxOr3xxResponses)
+        seconds = summaries.map(\.seconds).max() ?? 0
+        requestsPerSecond = summaries.reduce(0) { $0 + $1.requestsPerSecond }
+        p50Milliseconds = summaries.map(\.p50Milliseconds).max() ?? 0
+        p99Milliseconds = summaries.map(\.p99Milliseconds).max() ?? 0
+        self.serverCPUPercent = serverCPUPercent
+        self.passesRanOut = passesRanOut
+        self.firstError = firstError ?? (errors > 0 ? "\(socketErrors) socket errors, \(non2xxOr3xxResponses) answers >= 400" : nil)
+    }
 }
 
-/// Drives `ports` with `connections` keep-alive connections for `warmup + seconds`, connection
-/// `i` on `ports[i % ports.count]` (several servers of one database share the load evenly).
-func drive(_ name: String, route: String, ports: [UInt16], connections: Int, warmup: Double, seconds: Double,
-           work: @escaping Work) throws -> Measurement {
-    let logs = (0..<connections).map { _ in ConnectionLog() }
-    let begin = monotonicNanoseconds()
-    let warmEnd = begin + UInt64(warmup * 1e9)
-    let end = warmEnd + UInt64(seconds * 1e9)
-    // A sampler thread reads the process's CPU time and context switches at the window's edges.
-    let cpuSamples = Mutex<[Double]>([])
-    let switchSamples = Mutex<[Int]>([])
-    let sampler = Thread {
-        func sleep(until deadline: UInt64) {
-            let now = monotonicNanoseconds()
-            if deadline > now { Thread.sleep(forTimeInterval: Double(deadline - now) / 1e9) }
-        }
-        sleep(until: warmEnd)
-        let first = processCPUSeconds()
-        let firstSwitches = processContextSwitches()
-        sleep(until: end)
-        let second = processCPUSeconds()
-        let secondSwitches = processContextSwitches()
-        switchSamples.withLock { $0 = [firstSwitches, secondSwitches] }
-        cpuSamples.withLock { $0 = [first, second] }
-    }
-    sampler.start()
-    try runThreads(connections, limit: warmup + seconds + 25) { index in
-        let log = logs[index]
-        log.latencies.reserveCapacity(min(Int(seconds * 10_000), 1 << 20))
-        let client = LoopbackHTTPClient(host: "127.0.0.1", port: ports[index % ports.count], timeoutSeconds: 10)
-        while true {
-            let started = monotonicNanoseconds()
-            if started >= end { break }
-            let outcome = work(client)
-            let finished = monotonicNanoseconds()
-            switch outcome {
-            case .exhausted:
-                log.stoppedAt = started
-            case .ok:
-                if finished >= warmEnd && finished <= end {
-                    log.succeeded += 1
-                    if started >= warmEnd {
-                        log.latencies.append(UInt32(clamping: (finished - started) / 100))
-                    }
-                }
-            case .failed(let message):
-                if finished >= warmEnd && finished <= end { log.failed += 1 }
-                if log.firstError == nil { log.firstError = message }
-            }
-            log.lastFinish = finished
-            if log.stoppedAt != nil { break }
-        }
-        client.disconnect()
-    }
-    // Let the sampler finish (it ends at `end`, which has passed unless the pool ran out).
-    while cpuSamples.withLock({ $0.isEmpty }) && monotonicNanoseconds() < end + 2_000_000_000 {
-        Thread.sleep(forTimeInterval: 0.01)
-    }
-    let endedEarly = logs.contains { $0.stoppedAt != nil }
-    let windowEnd = endedEarly ? min(end, logs.map(\.lastFinish).max() ?? end) : end
-    guard windowEnd > warmEnd else {
-        throw BenchFailure("\(name): the pool of passes ran out during the warm-up; seed more visitors")
-    }
-    let window = Double(windowEnd - warmEnd) / 1e9
-    // When the pool ran out, every request ended by `windowEnd` (the last one to finish).
-    let requests = logs.reduce(0) { $0 + $1.succeeded }
-    let errors = logs.reduce(0) { $0 + $1.failed }
-    var latencies = logs.flatMap(\.latencies)
-    latencies.sort()
-    func percentile(_ p: Double) -> Double {
-        guard !latencies.isEmpty else { return 0 }
-        return Double(latencies[Int((p * Double(latencies.count - 1)).rounded())]) / 1e4
-    }
-    var cpu = 0.0
-    let samples = cpuSamples.withLock { $0 }
-    var switches = 0.0
-    let switchCounts = switchSamples.withLock { $0 }
-    if samples.count == 2, !endedEarly {
-        cpu = (samples[1] - samples[0]) / window * 100
-        switches = Double(switchCounts[1] - switchCounts[0]) / Double(max(1, requests))
-    }
-    return Measurement(name: name, route: route, requests: requests, errors: errors, seconds: window,
-                       requestsPerSecond: Double(requests) / window, p50Milliseconds: percentile(0.50),
-                       p99Milliseconds: percentile(0.99), maxMilliseconds: percentile(1.0), processCPUPercent: cpu,
-                       contextSwitchesPerRequest: switches,
-                       endedEarly: endedEarly, firstError: logs.lazy.compactMap(\.firstError).first)
-}
+// MARK: - The check-in script
 
+/// The wrk Lua script of the check-ins: every request POSTs `{"shortId":…}` for a different
+/// EXPECTED pass, read from `passFile` (one short id a line), and every answer that is not a 200
+/// admitting the pass ("result":"CHECKED_IN") is counted as refused. wrk gives each of its
+/// threads its own Lua state, so thread i of n takes lines i, i+n, i+2n, … and no two requests
+/// of the run name one pass while the file lasts; past its end a thread repeats its last pass
+/// (refused: ALREADY_CHECKED_IN) and counts it as exhausted. `done` prints the counters as one
+/// `gatepass-script:` line, which `WrkSummary` reads. No Idempotency-Key: the bench's check-ins
+/// never sent one (each pass is its own request).
+func checkinScript(path: String, token: String, passFile: String, threads: Int) -> String {
+    // Lua long brackets: nothing in a token, a path or a file name needs escaping.
+    """
+    local checkin_path = [==[\(path)]==]
+    local pass_file = [==[\(passFile)]==]
+    local thread_count = \(threads)
+    local headers = { ["Authorization"] = [==[Bearer \(token)]==], ["Content-Type"] = "application/json" }
+    local threads = {}
+
+    -- In the main Lua state, once per thread before it starts.
+    function setup(thread)
+      thread:set("thread_index", #threads)
+      table.insert(threads, thread)
+    end
+
+    -- In each thread's own state.
+    function init(args)
+      passes = {}
+      local line_number = 0
+      for line in io.lines(pass_file) do
+        if line_number % thread_count == thread_index and #line > 0 then passes[#passes + 1] = line end
+        line_number = line_number + 1
+      end
+      next_pass, admitted, refused, exhausted = 1, 0, 0, 0
+      first_refusal = nil
+    end
+
+    function request()
+      local pass = passes[next_pass]
+      if pass == nil then
+        exhausted = exhausted + 1
+        pass = passes[#passes] or "NONE"
+      else
+        next_pass = next_pass + 1
+      end
+      return wrk.format("POST", checkin_path, headers, '{"shortId":"' .. pass .. '"}')
+    end
+
+    function response(status, headers, body)
+      if status == 200 and body:find('"result":"CHECKED_IN"', 1, true) then
+        admitted = admitted + 1
+      else
+        if first_refusal == nil then first_refusal = status .. " " .. body:sub(1, 200):gsub("%s", " ") end
+        refused = refused + 1
+      end
+    end
+
+    -- In the main state after the run: the threads' counters, read through thread:get.
+    function done(summary, latency, requests)
+      local admitted, refused, exhausted, used, note = 0, 0, 0, 0, nil
+      for _, thread in ipairs(threads) do
+        admitted = admitted + thread:get("admitted")
+        refused = refused + thread:get("refused")
+        exhausted = exhausted + thread:get("exhausted")
+        used = used + thread:get("next_pass") - 1
+        note = note or thread:get("first_refusal")
+      end
+      io.write(string.format("gatepass-script: admitted=%d refused=%d exhausted=%d used=%d\\n", admitted, refused, exhausted, used))
+      if note then io.write("gatepass-script-note: first refusal: " .. note .. "\\n") end
+    end
+    """
+}

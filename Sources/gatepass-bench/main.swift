@@ -82,42 +82,11 @@ func seedVisitors(count: Int, startingAt first: Int, port: UInt16, token: String
     return all
 }
 
-/// EXPECTED passes handed out once each, across connections.
-final class PassPool: Sendable {
-    let passes: [String]
-    private let next = Atomic<Int>(0)
-    init(_ passes: [String]) { self.passes = passes }
-    func take() -> String? {
-        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-        return index < passes.count ? passes[index] : nil
-    }
-    var remaining: [String] { Array(passes.dropFirst(min(passes.count, next.load(ordering: .relaxed)))) }
-    var used: Int { min(passes.count, next.load(ordering: .relaxed)) }
-}
-
 /// The group-commit counters of the server's writer (`ServerDatabase.writerStatistics`).
 /// Read while no write is in flight, so that two reads bracket one phase exactly.
 func groupCommitCounters(_ store: ServerDatabase) -> (commits: Int, jobs: Int)? {
     let statistics = store.writerStatistics
     return (statistics.commits, statistics.jobs)
-}
-
-func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-    guard needle.count <= haystack.count, let first = needle.first else { return needle.isEmpty }
-    var index = 0
-    let last = haystack.count - needle.count
-    while index <= last {
-        if haystack[index] == first {
-            var match = true
-            for offset in 1..<needle.count where haystack[index + offset] != needle[offset] {
-                match = false
-                break
-            }
-            if match { return true }
-        }
-        index += 1
-    }
-    return false
 }
 
 // MARK: - Report
@@ -152,10 +121,14 @@ struct WriteCounters {
     }
 }
 
+/// The server scenario's report (`--json` prints it as it is; README "Benchmarks" lists the keys).
 struct Report: Codable, Sendable {
     var cores: Int
+    /// How the load was made, e.g. "wrk -t2 -c32".
+    var loadGenerator: String
     var connections: Int
     var serverThreads: Int
+    /// wrk's whole seconds per measured run, and per warm-up run.
     var seconds: Double
     var warmupSeconds: Double
     var sqliteSynchronous: String
@@ -170,17 +143,29 @@ struct Report: Codable, Sendable {
     var seedSeconds: Double
     var seedCommits: CommitCounts?
     var visitorsAtCheckin: Int
+    /// The size of the C ceiling's answer: the real stats answer's bytes.
+    var ceilingBodyBytes: Int
+    /// The C ceiling (gatepass-ceiling) under wrk, before and after the server's runs.
     var ceilingBefore: Measurement
     var ceilingAfter: Measurement
-    /// The mean of the two ceiling runs: the denominator of every ratio.
+    /// The mean of the two C ceiling runs: the denominator of every ratio.
     var ceilingRequestsPerSecond: Double
+    /// The secondary line: a fixed answer behind our own HTTPServer wrapper, under wrk too.
+    var wrapperCeiling: Measurement
+    var wrapperCeilingRatio: Double
     var stats: Measurement
     var checkin: Measurement
     var statsRatio: Double
     var checkinRatio: Double
+    /// Fresh passes handed to the measured check-in run, and what its answers said.
+    var checkinPasses: Int
+    var checkinAdmitted: Int
+    var checkinRefused: Int
     var checkinCommits: CommitCounts?
     var statsGoal: Double
     var checkinGoal: Double
+    var p99GoalMilliseconds: Double
+    /// Ratio, no errors and p99 under the goal.
     var statsGoalMet: Bool
     /// Nil when the run did not use durable commits (the goal is stated for SQLite's FULL;
     /// the bench's PostgreSQL commits are durable too).
