@@ -70,6 +70,8 @@ struct ServeCommand: GatePassCommand {
             terminal.out("development mode without smtpURL: mail is written as .eml files to \(folder)")
         }
         termination.wait()
+        // The request log is buffered: its lines so far come before the stop's own.
+        server.flushLog()
         terminal.err("stopping: finishing requests in flight")
         server.stop()
         terminal.err("stopped")

@@ -134,6 +134,9 @@ public final class GatePassServer: @unchecked Sendable {
     /// Signalled after a connection opens or closes (see `HTTPServer.connectionChanges`).
     public var connectionChanges: ChangeSignal { http.connectionChanges }
 
+    /// Writes out the lines the (buffered) log holds now.
+    public func flushLog() { application.logSink.flush() }
+
     public var baseURL: String { "http://\(http.configuration.host == "0.0.0.0" ? "127.0.0.1" : http.configuration.host):\(port)" }
 
     /// Lets requests in flight finish (up to `grace`), answers what is still waiting, then

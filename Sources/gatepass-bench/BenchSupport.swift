@@ -48,19 +48,16 @@ struct BenchFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The server's request log goes to /dev/null: the line is still formatted and written
-/// (one write(2) per request, as with the real stderr log), without flooding the terminal.
+/// The server's request log goes to /dev/null through the server's own buffered file log: the
+/// line is still formatted and written as with a real log file, without flooding the terminal.
 final class DevNullLog: LogSink {
-    private let descriptor: Int32
-    init() { descriptor = open("/dev/null", O_WRONLY) }
-    deinit { close(descriptor) }
-    func log(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    }
+    private let file: FileLog
+    init() throws { file = try FileLog(path: "/dev/null") }
+    func log(_ line: String) { file.log(line) }
+    func flush() { file.flush() }
 }
 
-/// The ceiling: libmicrohttpd through the same HTTPServer wrapper, answering a fixed JSON.
+/// The wrapper ceiling: libmicrohttpd through the same HTTPServer wrapper, answering a fixed JSON.
 struct FixedResponder: HTTPResponder {
     static let body = Array(#"{"status":"ok"}"#.utf8)
     func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {

@@ -115,7 +115,7 @@ func runEventsScenario(_ options: Options) throws -> EventsReport {
     configuration.maxConnections = max(configuration.maxConnections, 2 * (largest + 256))
     // Every subscriber connects from 127.0.0.1: the per-address cap must let them all in.
     configuration.maxConnectionsPerIP = configuration.maxConnections
-    let server = try GatePassServer(configuration: configuration, devMode: true, logSink: DevNullLog())
+    let server = try GatePassServer(configuration: configuration, devMode: true, logSink: try DevNullLog())
     defer { server.stop(grace: .seconds(5)) }
     let port = server.port
     progress("Gate Pass server on 127.0.0.1:\(port), database \(configuration.database), synchronous=\(options.synchronous), \(options.threads) threads")

@@ -40,7 +40,7 @@ func runKioskLatency(_ options: Options, directory: String, library: [ScannerFra
     configuration.sqliteSynchronous = options.synchronous
     configuration.otpResendIntervalSeconds = 0
     configuration.otpSendsPerHour = 1000
-    let server = try GatePassServer(configuration: configuration, devMode: true, logSink: DevNullLog())
+    let server = try GatePassServer(configuration: configuration, devMode: true, logSink: try DevNullLog())
     defer { server.stop(grace: .seconds(5)) }
     let port = server.port
     progress("kiosk: Gate Pass server on 127.0.0.1:\(port), synchronous=\(options.synchronous), \(options.threads) threads")

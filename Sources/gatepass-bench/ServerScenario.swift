@@ -187,8 +187,11 @@ func runServerScenario(_ options: Options) throws -> Report {
     // Started one after the other: the first migrates the database and makes the secret.
     var servers: [GatePassServer] = []
     defer { servers.forEach { $0.stop(grace: .seconds(5)) } }
-    for _ in 0..<options.instances {
-        servers.append(try GatePassServer(configuration: configuration, devMode: true, logSink: DevNullLog()))
+    // Each server logs every request to a file of the run's, through the same buffered log
+    // `gatepass serve` writes (a feature measured like any other).
+    for instance in 0..<options.instances {
+        let log = try FileLog(path: directory + "/server-\(instance).log")
+        servers.append(try GatePassServer(configuration: configuration, devMode: true, logSink: log))
     }
     let server = servers[0]
     let port = server.port

@@ -92,6 +92,41 @@ import Testing
         #expect(process.terminationStatus == 0)
     }
 
+    /// Issue 15: the request log is buffered (flushed every 100 ms); a SIGTERM right after a
+    /// burst of requests still leaves every request's line in the log, each whole.
+    @Test func sigtermRightAfterABurstLosesNoLogLine() throws {
+        let binary = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path))
+        let directory = temporaryPath("sigterm-log")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logPath = directory + "/stderr.log"
+        #expect(FileManager.default.createFile(atPath: logPath, contents: nil))
+        let logFile = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--port", "0", "--db", directory + "/g.db"]
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(sanitizerEnvironment()) { $1 }
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = logFile
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let line = Self.firstLine(of: stdout)
+        let port = try #require(UInt16(line.dropFirst("listening on http://127.0.0.1:".count)))
+        let requests = 600
+        let client = LoopbackHTTPClient(port: port)
+        for _ in 0..<requests { #expect(try client.get("/api/healthz").status == 200) }
+        client.disconnect()
+        process.terminate() // SIGTERM at once: most of the burst is still in the buffer
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        try logFile.close()
+        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("GET /api/healthz 200 ") && $0.hasSuffix("ms") }.count == requests)
+        #expect(lines.last == "stopped", "the stop's own last line is there too")
+    }
+
     /// Issue 9 item 2: SIGTERM while a push-test waits 30 s for a device that never connects:
     /// the push-test is answered 503 UNAVAILABLE, the server exits 0, the WAL is checkpointed.
     @Test func sigtermDuringAThirtySecondPushTestAnswersItAndExitsZero() throws {

@@ -9,8 +9,10 @@ import Testing
         let log = try FileLog(path: path)
         log.log("first")
         DispatchQueue.concurrentPerform(iterations: 200) { index in log.log("line \(index) " + String(repeating: "x", count: 100)) }
+        log.flush()
         let reopened = try FileLog(path: path)   // appends, never truncates
         reopened.log("last")
+        reopened.flush()
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.first == "first" && lines.dropLast().last == "last" && lines.last == "")
         #expect(lines.count == 203)

@@ -176,8 +176,11 @@ struct TwoInstanceTests {
             let token = try a.login(owner.email)
             let me = try b.client().get("/api/auth/me", token: token)
             #expect(me.status == 200, "\(me.text)")
+            let heardBefore = b.store.principalGeneration.load(ordering: .acquiring)
             let out = try a.client().send("POST", "/api/auth/logout", token: token, json: [String: Any]())
             #expect(out.status == 200 || out.status == 204, "\(out.text)")
+            // B used its cached session for `me`; it drops it when A's NOTIFY arrives.
+            #expect(b.store.principalChanges.wait(timeout: 20) { b.store.principalGeneration.load(ordering: .acquiring) > heardBefore })
             #expect(try b.client().get("/api/auth/me", token: token).status == 401)
         }
     }

@@ -63,14 +63,9 @@ enum JSONBody {
     }
 
     static func response<T: Encodable>(status: Int = 200, _ value: T, headers: [(String, String)] = []) -> HTTPResponse {
-        response(status: status, encoded: encode(value), headers: headers)
-    }
-
-    /// An answer whose JSON was written already (by a hot path's own writer, `JSONBytes`).
-    static func response(status: Int = 200, encoded body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status,
                      headers: [("Content-Type", "application/json; charset=utf-8")] + headers.map { (name: $0.0, value: $0.1) },
-                     body: body)
+                     body: encode(value))
     }
 }
 

@@ -80,46 +80,60 @@ public struct FileLogError: Error, Sendable, CustomStringConvertible {
 /// Every batch is whole lines, written in a loop until all bytes are out (a short write to a
 /// pipe continues where it stopped), so lines from threads never interleave or tear. A write
 /// that fails (a closed pipe, a full disk) drops that batch: a log must never stop the server.
-final class BufferedLogWriter: @unchecked Sendable {
-    // @unchecked: `pending`, `flushing` and `stopping` are touched only with `condition` locked;
-    // `descriptor` is written only by the one thread that holds `flushing`.
+final class BufferedLogWriter: Sendable {
+    private let buffer: LineBuffer
+    static let flushInterval: TimeInterval = 0.1
+    static let highWater = 64 * 1024
+
+    init(descriptor: Int32, closesDescriptor: Bool = false) {
+        buffer = LineBuffer(descriptor: descriptor, closesDescriptor: closesDescriptor)
+    }
+
+    /// The flusher thread holds the buffer, not the writer: a writer nobody uses any more is
+    /// freed at once, writes what it held and ends the thread.
+    deinit { buffer.stop() }
+
+    func append(_ line: String) { buffer.append(line) }
+
+    /// Writes out every line appended before the call, then returns.
+    func flush() { buffer.flush() }
+}
+
+/// The lines waiting, and the one descriptor they go to.
+private final class LineBuffer: @unchecked Sendable {
+    // @unchecked: every field but the two constants is touched only with `condition` locked,
+    // and the descriptor is written only by the one thread that holds `flushing`.
     private let descriptor: Int32
     private let closesDescriptor: Bool
     private let condition = NSCondition()
     private var pending: [UInt8] = []
     /// A batch is being written: the next one waits, so batches keep their order.
     private var flushing = false
-    private var stopping = false
+    private var stopped = false
     private var flusherStarted = false
-    static let flushInterval: TimeInterval = 0.1
-    static let highWater = 64 * 1024
 
-    init(descriptor: Int32, closesDescriptor: Bool = false) {
+    init(descriptor: Int32, closesDescriptor: Bool) {
         self.descriptor = descriptor
         self.closesDescriptor = closesDescriptor
-        pending.reserveCapacity(Self.highWater)
-    }
-
-    deinit {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
-        flush()
-        if closesDescriptor { close(descriptor) }
+        pending.reserveCapacity(BufferedLogWriter.highWater)
     }
 
     func append(_ line: String) {
         condition.lock()
+        guard !stopped else {
+            // Only a line logged during the writer's own deinit could come here; never lose it.
+            condition.unlock()
+            writeAll(Array((line + "\n").utf8))
+            return
+        }
         pending.append(contentsOf: line.utf8)
         pending.append(UInt8(ascii: "\n"))
-        let full = pending.count >= Self.highWater
+        let full = pending.count >= BufferedLogWriter.highWater
         if !flusherStarted { startFlusher() }
         condition.unlock()
         if full { flush() }
     }
 
-    /// Writes out every line appended before the call, then returns.
     func flush() {
         condition.lock()
         while flushing { condition.wait() }
@@ -135,9 +149,25 @@ final class BufferedLogWriter: @unchecked Sendable {
         condition.lock()
         flushing = false
         // Hand the emptied buffer's storage back, so a steady stream of lines reuses it.
-        if pending.isEmpty { batch.removeAll(keepingCapacity: true); swap(&batch, &pending) }
+        if pending.isEmpty {
+            batch.removeAll(keepingCapacity: true)
+            swap(&batch, &pending)
+        }
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// The writer went away: what is held is written, the flusher ends, the descriptor closes.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+        flush()
+        condition.lock()
+        while flushing { condition.wait() }
+        condition.unlock()
+        if closesDescriptor { close(descriptor) }
     }
 
     private func writeAll(_ bytes: [UInt8]) {
@@ -151,23 +181,22 @@ final class BufferedLogWriter: @unchecked Sendable {
     }
 
     /// The thread that writes waiting lines within `flushInterval`; called with the lock held.
-    /// It holds the writer weakly, so a sink nobody uses any more is freed and ends it.
     private func startFlusher() {
         flusherStarted = true
-        let thread = Thread { [weak self] in
-            while let writer = self, writer.waitForInterval() { writer.flush() }
+        let thread = Thread { [self] in
+            while waitForInterval() { flush() }
         }
         thread.name = "gatepass-log"
         thread.start()
     }
 
-    /// Waits `flushInterval`; false once the writer stops.
+    /// Waits `flushInterval`; false once the writer has stopped.
     private func waitForInterval() -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(Self.flushInterval)
+        let deadline = Date().addingTimeInterval(BufferedLogWriter.flushInterval)
         // A broadcast (a flush ending) wakes the wait early; the interval still runs out.
-        while !stopping && condition.wait(until: deadline) {}
-        return !stopping
+        while !stopped && condition.wait(until: deadline) {}
+        return !stopped
     }
 }

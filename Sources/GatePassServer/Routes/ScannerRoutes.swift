@@ -148,8 +148,8 @@ extension GatePassApplication {
                                               checkpointId: checkpointId, scanId: scan.id, now: call.now)
         }
         metrics.recordCheckIn(result: decision.result.rawValue)
-        return JSONBody.response(encoded: CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id,
-                                                        conflict: conflict ? true : nil).jsonBytes)
+        return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id,
+                                               conflict: conflict ? true : nil))
     }
 
     private func auditStateChange(from previous: Visitor, to visitor: Visitor, _ call: Call, _ tx: any Transaction) throws {
@@ -341,7 +341,7 @@ extension GatePassApplication {
         let zone = try site(key.organization, tx).timeZone
         let today = ValidityWindow.day(containing: call.now, in: zone)
         let stats = try tx.visitors.counts(organizationId: key.organization, checkpointId: key.checkpoint, day: today)
-        let response = JSONBody.response(encoded: stats.jsonBytes)
+        let response = JSONBody.response(stats)
         if let generation = call.answerGeneration { statsCache.store(response, for: key, generation: generation, day: today) }
         return response
     }

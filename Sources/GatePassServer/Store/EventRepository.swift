@@ -64,7 +64,7 @@ extension EventRepository {
             var userAudience = audience
             userAudience.checkpointId = nil
             _ = try insert(.notificationNew, audience: userAudience, visitorId: visitorId, title: nil,
-                           data: String(decoding: NotificationEventData(notification: item).jsonBytes, as: UTF8.self), now: now)
+                           data: EventLog.encode(NotificationEventData(notification: item)), now: now)
         }
         return id
     }
@@ -72,8 +72,7 @@ extension EventRepository {
     /// `visitor.*`, `request.created`: the visitor as it is after the change.
     func appendVisitorEvent(_ kind: EventKind, visitor: Visitor, organizationId: String, checkpointId: String?,
                             scanId: String? = nil, now: Date) throws {
-        let data = String(decoding: VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId).jsonBytes,
-                          as: UTF8.self)
+        let data = EventLog.encode(VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId))
         try append(kind, audience: EventAudience(organizationId: organizationId, approverId: visitor.approverId,
                                                  checkpointId: checkpointId),
                    visitorId: visitor.id,

@@ -1,5 +1,6 @@
 import SQLBinding
 import Foundation
+import GatePassCore
 import Synchronization
 
 /// The server's database: transactions of repositories (`Transaction`) over an engine,
@@ -11,6 +12,8 @@ public final class ServerDatabase: Sendable {
     /// Bumped after every committed write that changed a session or a user row (here, or
     /// announced by another server), so cached sessions can be used safely (`SessionCache`).
     let principalGeneration = Atomic<UInt64>(0)
+    /// Signalled after `principalGeneration` moves (what tests wait on).
+    let principalChanges = ChangeSignal()
 
     init(engine: any DatabaseEngine) {
         self.engine = engine
@@ -50,6 +53,7 @@ public final class ServerDatabase: Sendable {
         writeGeneration.add(1, ordering: .releasing)
         if notes.changedPrincipals {
             principalGeneration.add(1, ordering: .releasing)
+            principalChanges.signal()
             engine.announce(.principalsChanged)
         }
     }
@@ -99,7 +103,9 @@ public final class ServerDatabase: Sendable {
             case .committed: writeGeneration.add(1, ordering: .releasing)
             // Ended sessions and changed rights are changed principals too; the listener
             // also says both when it (re)connects, having perhaps missed announcements.
-            case .principalsChanged, .sessionsEnded, .rightsChanged: principalGeneration.add(1, ordering: .releasing)
+            case .principalsChanged, .sessionsEnded, .rightsChanged:
+                principalGeneration.add(1, ordering: .releasing)
+                principalChanges.signal()
             }
             handler(announcement)
         }, log: log)

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import GatePassCore
+
+/// The check-in's own fast paths (`Visitor.jsonFields` for the audit diff, the ASCII folding of
+/// the blocklist keys) must give exactly what the generic paths give, for any value: an audit
+/// entry or a block never depends on which path made it. Values are generated from a seeded
+/// generator, so a failure repeats.
+@Suite struct HotPathEncodingTests {
+    /// Values drawn from the fixtures' seeded generator (SplitMix64).
+    struct Generator {
+        var seeded: SeededGenerator
+        init(state: UInt64) { seeded = SeededGenerator(seed: state) }
+        mutating func next() -> UInt64 { seeded.next() }
+        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+        mutating func bool() -> Bool { next() & 1 == 1 }
+
+        /// Text from every class the escaping rules treat differently: ASCII letters, `"`, `\`,
+        /// `/`, each control character, DEL, Latin-1, bidi and zero-width marks, emoji.
+        mutating func text(maxLength: Int = 24) -> String {
+            let pieces: [String] = ["a", "Z", "0", " ", "\"", "\\", "/", "\u{7F}", "é", "ß", "\u{202E}", "\u{200B}",
+                                    "🙂", "\u{FEFF}", "ﬁ", "Ａ", "<", "&", "'", "\u{2028}"]
+                + (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }
+            return (0..<below(maxLength + 1)).map { _ in pieces[below(pieces.count)] }.joined()
+        }
+        mutating func optionalText() -> String? { bool() ? text() : nil }
+        mutating func date() -> Date { Date(timeIntervalSince1970: TimeInterval(below(4_000_000_000)) - 1_000_000_000) }
+        mutating func optionalDate() -> Date? { bool() ? date() : nil }
+
+        mutating func visitor() -> Visitor {
+            let symbols = ShortID.alphabet
+            let shortId = ShortID(String((0..<ShortID.length).map { _ in symbols[below(symbols.count)] }))!
+            return Visitor(id: text(), shortId: shortId, name: text(), email: optionalText(), phone: optionalText(),
+                           company: optionalText(), purpose: optionalText(), hostName: optionalText(),
+                           hostEmail: optionalText(), approverId: optionalText(), requiresApproval: bool(), walkIn: bool(),
+                           status: VisitorStatus.allCases[below(VisitorStatus.allCases.count)],
+                           validity: ValidityWindow(from: date(), until: date()), createdAt: date(),
+                           approvalRequestedAt: optionalDate(), decidedAt: optionalDate(), decidedBy: optionalText(),
+                           decisionNote: optionalText(), checkedInAt: optionalDate(), checkedOutAt: optionalDate(),
+                           checkpointId: optionalText())
+        }
+    }
+
+    @Test func visitorFieldsAreTheGenericTree() throws {
+        var generator = Generator(state: 4)
+        for _ in 0..<400 {
+            let visitor = generator.visitor()
+            #expect(GatePassCore.JSONValue.object(visitor.jsonFields) == (try GatePassCore.JSONValue(encoding: visitor)))
+        }
+    }
+
+    @Test func asciiBlocklistKeysFoldAsTheGeneralPathDoes() {
+        var generator = Generator(state: 5)
+        let ascii = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
+        for _ in 0..<2_000 {
+            let text = (0..<generator.below(20)).map { _ in ascii[generator.below(ascii.count)] }.joined()
+            #expect(BlocklistKeys.folded(text) == BlocklistKeys.unicodeFolded(text), "\(text.debugDescription)")
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            #expect(BlocklistKeys.email(text) == (trimmed.isEmpty ? nil : trimmed), "\(text.debugDescription)")
+        }
+        // Beyond ASCII the general path runs, as before.
+        #expect(BlocklistKeys.folded("Ｊosé  Ｍaría\u{200B}") == "josemaria")
+        #expect(BlocklistKeys.email("\u{00A0}Ana@Example.com\u{2003}") == "ana@example.com")
+    }
+}
