@@ -198,15 +198,11 @@ public final class GatePassApplication: HTTPResponder {
         case .sessionless(let handler):
             return try handler(self, request)
         case .deferred(let handler):
-            let credential = try presentedCredential(request, endpoint)
-            let principal = try cachedPrincipal(credential, generations, now: now)
-                ?? store.read { tx in try authenticate(credential, generations, now: now, tx) }
+            let principal = try principal(request, endpoint, generations, now: now)
             try handler(self, try authorized(principal, generations)) { later($0, name) }
             return nil
         case .write(let handler):
-            let credential = try presentedCredential(request, endpoint)
-            let principal = try cachedPrincipal(credential, generations, now: now)
-                ?? store.read { tx in try authenticate(credential, generations, now: now, tx) }
+            let principal = try principal(request, endpoint, generations, now: now)
             try runWrite(try authorized(principal, generations), handler, idempotency: route.idempotency) { later($0, name) }
             return nil
         case .read(let handler, let cachedAnswer):
@@ -223,6 +219,15 @@ public final class GatePassApplication: HTTPResponder {
                 return try handler(self, try authorized(principal, generations), tx)
             }
         }
+    }
+
+    /// The principal of a route that answers outside a read transaction: from the session
+    /// cache, or checked in a read transaction of its own.
+    private func principal(_ request: HTTPRequest, _ endpoint: Endpoint, _ generations: CacheGenerations,
+                           now: Date) throws -> Principal? {
+        let credential = try presentedCredential(request, endpoint)
+        return try cachedPrincipal(credential, generations, now: now)
+            ?? store.read { tx in try authenticate(credential, generations, now: now, tx) }
     }
 
     /// The credential a request presents: `Authorization: Bearer …`, or `?ticket=` on the
