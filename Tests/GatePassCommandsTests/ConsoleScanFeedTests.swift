@@ -47,8 +47,10 @@ import Testing
             }
         }
 
+        /// The feed's frame times come from a clock that stands still: how long decoding
+        /// takes (minutes under ThreadSanitizer) never decides whether a cooldown has passed.
         func feed(_ source: ConsoleScanFeed.Source, cooldown: TimeInterval = 3) -> ConsoleScanFeed {
-            ConsoleScanFeed(source: source, cooldown: cooldown,
+            ConsoleScanFeed(source: source, cooldown: cooldown, clock: StoppedClock(),
                             onCode: { code in self.record(code: code) },
                             onState: { state in self.record(state: state) })
         }
@@ -209,4 +211,10 @@ import Testing
         #expect(ConsoleScanFeed.Source.video("gate.y4m").description == "Recording gate.y4m")
         #expect(!ConsoleScanFeed.Source.camera(devicePath: "/dev/video0").isFinite && ConsoleScanFeed.Source.directory("d").isFinite)
     }
+}
+
+/// A wall clock that always says the same time.
+private struct StoppedClock: WallClock {
+    let date = Date(timeIntervalSince1970: 1_800_000_000)
+    func now() -> Date { date }
 }
