@@ -35,6 +35,13 @@ public protocol GroupCommitConnection: AnyObject {
 /// once, and only then releases the callers. With durable commits (SQLite's `synchronous =
 /// FULL`, PostgreSQL's defaults) every commit reaches the disk before anyone is told it
 /// happened, and concurrent commits share one fsync — the known way to keep durable writes fast.
+///
+/// With a `syncer` (SQLite's server engine, issue 15) the fsync is not inside the commit: the
+/// connection commits without syncing, the batch goes to a second thread, which makes every
+/// commit so far durable with one `syncer()` call and only then releases its callers, while
+/// the writer thread already runs the next batch. The writer never waits for the disk, and a
+/// caller is still told nothing before its commit is on the disk. Readers can see a commit
+/// before its sync; `waitUntilDurable` is what makes their answers wait for it too.
 public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchecked Sendable {
     // @unchecked: `queue` and `stopping` are guarded by `condition`; `connection` (not
     // Sendable) is used only on the writer thread, which holds it lent for its whole life
@@ -49,6 +56,19 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
     private let closeOnce = Mutex<Bool>(false)
     /// Tracks the callers' release of each batch (on another thread), for `refuseQueued`.
     private let callersReleased = DispatchGroup()
+    /// Makes every commit returned so far durable; nil: the connection's commit already is.
+    private let syncer: (@Sendable () throws -> Void)?
+    /// The sync stage (with a `syncer`): batches committed and not yet synced, guarded by
+    /// `syncCondition`, with the sequence number of their commit.
+    private let syncCondition = NSCondition()
+    private var awaitingSync: [(sequence: Int, jobs: [Job])] = []
+    private var writerEnded = false
+    private var syncStageEnded = false
+    private var durableSequence = 0
+    private let syncThreadFinished = DispatchSemaphore(value: 0)
+    /// Moves up by one before every COMMIT starts, so a commit a reader can see always has
+    /// its number here already (see `waitUntilDurable`).
+    private let startedSequence = Atomic<Int>(0)
 
     private final class Job: @unchecked Sendable {
         // `failure` is written by the writer thread before `finish` runs.
@@ -74,13 +94,26 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
         GroupCommitStatistics(commits: committedBatches.load(ordering: .relaxed), jobs: committedJobs.load(ordering: .relaxed))
     }
 
-    public init(connection: Connection, maximumBatch: Int = 256, threadName: String = "sqlite-writer") {
+    /// - Parameter syncer: when given, `connection`'s commits are not durable by themselves and
+    ///   `syncer` makes every commit returned so far durable (SQLite's WAL `fdatasync`); it runs
+    ///   on a thread of its own, overlapping the next batch. A throw fails every job of the
+    ///   batches it was to make durable (their changes may or may not survive a power cut).
+    public init(connection: Connection, maximumBatch: Int = 256, threadName: String = "sqlite-writer",
+                syncer: (@Sendable () throws -> Void)? = nil) {
         self.connection = connection
         self.maximumBatch = maximumBatch
+        self.syncer = syncer
         let thread = Thread { [unowned self] in self.run() }
         thread.name = threadName // Linux keeps at most 15 characters
         self.thread = thread
         thread.start()
+        if let syncer {
+            let syncThread = Thread { [unowned self] in self.runSyncs(syncer) }
+            syncThread.name = "sqlite-sync"
+            syncThread.start()
+        } else {
+            syncThreadFinished.signal()
+        }
     }
 
     /// Runs `body` in a write transaction and returns after its commit is durable.
@@ -138,7 +171,61 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
 
     private func run() {
         connection.lent { runBatches() }
+        syncCondition.lock()
+        writerEnded = true
+        syncCondition.broadcast()
+        syncCondition.unlock()
         finished.signal()
+    }
+
+    /// The sync stage: takes every batch committed since the last sync, makes them durable
+    /// with one `syncer()` and releases their callers; ends after the writer thread, once
+    /// nothing is left to sync.
+    private func runSyncs(_ syncer: @Sendable () throws -> Void) {
+        while true {
+            syncCondition.lock()
+            while awaitingSync.isEmpty && !writerEnded { syncCondition.wait() }
+            if awaitingSync.isEmpty {
+                syncStageEnded = true
+                syncCondition.broadcast()
+                syncCondition.unlock()
+                syncThreadFinished.signal()
+                return
+            }
+            let batches = awaitingSync
+            awaitingSync.removeAll()
+            syncCondition.unlock()
+            let jobs = batches.flatMap(\.jobs)
+            do {
+                try syncer()
+            } catch {
+                for job in jobs where job.failure == nil { job.failure = error }
+            }
+            syncCondition.lock()
+            durableSequence = batches.last!.sequence
+            syncCondition.broadcast()
+            syncCondition.unlock()
+            release(jobs)
+        }
+    }
+
+    /// Returns once every commit that had started when it was called is durable: a reader
+    /// calls it after its read, so nothing it saw can be lost to a power cut after it answered.
+    /// Without a `syncer` commits are durable before they can be seen, and it returns at once.
+    public func waitUntilDurable() {
+        guard syncer != nil else { return }
+        let target = startedSequence.load(ordering: .sequentiallyConsistent)
+        syncCondition.lock()
+        while durableSequence < target && !syncStageEnded { syncCondition.wait() }
+        syncCondition.unlock()
+    }
+
+    /// Callers are released on another thread: what they do next (encode, log, resume their
+    /// connection) must not hold up the next batch or sync, as every write waits for those.
+    private func release(_ jobs: [Job]) {
+        DispatchQueue.global(qos: .userInitiated).async(group: callersReleased) {
+            for job in jobs { job.finish(job.failure) }
+        }
     }
 
     private func runBatches() {
@@ -193,6 +280,7 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
                 job.failure = error
             }
         }
+        let sequence = startedSequence.add(1, ordering: .sequentiallyConsistent).newValue
         do {
             try connection.commitBatch()
             committedBatches.add(1, ordering: .relaxed)
@@ -202,12 +290,17 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
             connection.recoverAfterFailure()
             for job in batch where job.failure == nil { job.failure = error }
         }
-        // Callers are released on another thread: what they do next (encode, log, resume
-        // their connection) must not hold up the next batch, as this thread is the one
-        // every write waits for.
-        DispatchQueue.global(qos: .userInitiated).async(group: callersReleased) {
-            for job in batch { job.finish(job.failure) }
+        guard syncer != nil else {
+            release(batch)
+            return
         }
+        // A failed batch goes through the sync stage too, so sequences become durable in order.
+        // Broadcast, not signal: readers in `waitUntilDurable` wait on this condition too, and a
+        // signal taken by one of them would leave the sync thread asleep with work to do.
+        syncCondition.lock()
+        awaitingSync.append((sequence, batch))
+        syncCondition.broadcast()
+        syncCondition.unlock()
     }
 
     /// Refuses every job still queued (they fail with `Connection.writerClosing`, nothing of
@@ -241,9 +334,11 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
     }
 
     private func waitForWriterThread() {
-        // The thread signals `finished` once; whoever waits passes the signal on.
+        // Each thread signals its semaphore once; whoever waits passes the signal on.
         finished.wait()
         finished.signal()
+        syncThreadFinished.wait()
+        syncThreadFinished.signal()
     }
 }
 

@@ -10,10 +10,15 @@ final class SQLiteEngine: DatabaseEngine {
     let writer: GroupCommitWriter<Connection>
     let readers: ReaderPool
     let busyTimeoutMilliseconds: Int32
+    /// With `synchronous = FULL`: what makes the writer's commits durable after they return.
+    let walSync: WALFileSync?
 
     /// Opens or creates the database at `path` with owner-only permissions, checks it
     /// (`PRAGMA quick_check`) and migrates it.
-    /// - Parameter synchronous: SQLite's `synchronous` mode for the writer (see README).
+    /// - Parameter synchronous: SQLite's `synchronous` mode for the writer (see README). FULL is
+    ///   kept by the writer's sync stage rather than by SQLite: the connection commits with
+    ///   NORMAL and a `WALFileSync` makes the commits durable before anyone is told of them,
+    ///   while the next batch already runs. EXTRA is SQLite's own.
     /// - Parameter busyTimeoutMilliseconds: how long a statement waits for another process's
     ///   lock before the request answers 503.
     /// - Throws: `SQLiteError`, also when the file is not a sound database.
@@ -24,6 +29,9 @@ final class SQLiteEngine: DatabaseEngine {
         // file's mode, so all three are private from their first byte.
         try Connection.createPrivateFile(at: path)
         let connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        let mode = SQLiteEngine.validatedSynchronous(synchronous)
+        let walSync = mode == "FULL" ? WALFileSync(databasePath: path) : nil
+        self.walSync = walSync
         do {
             try SQLiteEngine.checkIntegrity(connection, path: path)
             // secure_delete: what a change frees (an old version of a row, a deleted event) is
@@ -31,17 +39,20 @@ final class SQLiteEngine: DatabaseEngine {
             try connection.executeScript("""
                 PRAGMA journal_mode = WAL;
                 PRAGMA foreign_keys = ON;
-                PRAGMA synchronous = \(SQLiteEngine.validatedSynchronous(synchronous));
+                PRAGMA synchronous = \(walSync == nil ? mode : "NORMAL");
                 PRAGMA temp_store = MEMORY;
                 PRAGMA cache_size = -16000;
                 PRAGMA secure_delete = ON;
                 """)
             try Migrator.migrate(connection, Schema.sqliteMigrations)
+            // The migrations committed without a sync of their own (NORMAL).
+            try walSync?.sync()
         } catch {
             connection.close()
             throw error
         }
-        writer = GroupCommitWriter(connection: connection)
+        let syncer: (@Sendable () throws -> Void)? = if let walSync { { try walSync.sync() } } else { nil }
+        writer = GroupCommitWriter(connection: connection, syncer: syncer)
         readers = ReaderPool(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
     }
 
@@ -88,8 +99,12 @@ final class SQLiteEngine: DatabaseEngine {
         writer.submit({ db in try body(SQLTransaction(db)) }, completion: completion)
     }
 
+    /// A read returns only once everything it could have seen is durable: the writer's sync
+    /// stage may be a flush behind the commits a reader sees (`GroupCommitWriter.waitUntilDurable`).
     func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
-        try readers.read { db in try body(SQLTransaction(db)) }
+        let value = try readers.read { db in try body(SQLTransaction(db)) }
+        writer.waitUntilDurable()
+        return value
     }
 
     /// The SQLite connection itself, for the store's own work and for tests that must reach
@@ -99,7 +114,9 @@ final class SQLiteEngine: DatabaseEngine {
     }
 
     func readConnection<T>(_ body: (Connection) throws -> T) throws -> T {
-        try readers.read(body)
+        let value = try readers.read(body)
+        writer.waitUntilDurable()
+        return value
     }
 
     /// Moves the WAL into the database file and truncates it: after an erase, the old versions

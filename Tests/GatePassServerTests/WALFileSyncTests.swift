@@ -1,0 +1,74 @@
+import Foundation
+@testable import GatePassServer
+import SQLite
+import Testing
+
+/// `synchronous = FULL` kept by the writer's sync stage (issue 15): the writer connection
+/// commits with NORMAL and `WALFileSync` flushes the WAL before any caller is told.
+@Suite struct WALFileSyncTests {
+    @Test func aDurableStoreSyncsTheWALBeforeAWriteReturns() throws {
+        try withTemporaryDirectory { directory in
+            let store = try ServerDatabase(path: directory + "/d.db", synchronous: "FULL")
+            defer { store.close() }
+            let engine = try #require(store.engine as? SQLiteEngine)
+            let walSync = try #require(engine.walSync)
+            #expect(walSync.walPath == directory + "/d.db-wal")
+            let before = walSync.completedSyncs
+            let mode = try store.writeConnection { db in
+                try db.execute("CREATE TABLE IF NOT EXISTS probe (n INTEGER)")
+                try db.execute("INSERT INTO probe VALUES (1)")
+                return try db.scalarInt("PRAGMA synchronous")
+            }
+            #expect(mode == 1) // NORMAL: SQLite does not sync the commit itself
+            #expect(walSync.completedSyncs > before)
+        }
+    }
+
+    @Test func otherModesAreSQLitesOwn() throws {
+        for mode in ["NORMAL", "EXTRA"] {
+            try withTemporaryDirectory { directory in
+                let store = try ServerDatabase(path: directory + "/d.db", synchronous: mode)
+                defer { store.close() }
+                let engine = try #require(store.engine as? SQLiteEngine)
+                #expect(engine.walSync == nil)
+                let level = try store.writeConnection { db in try db.scalarInt("PRAGMA synchronous") }
+                #expect(level == (mode == "NORMAL" ? 1 : 3))
+            }
+        }
+    }
+
+    /// A WAL that is not there (nothing committed in WAL mode, or a folder that went away) is a
+    /// clear I/O error, never a silent success.
+    @Test func aMissingWALIsAnError() throws {
+        try withTemporaryDirectory { directory in
+            let sync = WALFileSync(databasePath: directory + "/none.db")
+            #expect { try sync.sync() } throws: { error in
+                guard let error = error as? SQLiteError else { return false }
+                return error.code == 10 && error.message.contains("none.db-wal")
+            }
+            #expect(sync.completedSyncs == 0)
+        }
+    }
+
+    /// When every connection closed, SQLite deletes the WAL and the next one makes a new
+    /// file: the sync follows the new file (checked by its inode), not the deleted one.
+    @Test func aReplacedWALIsFollowed() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/r.db"
+            let sync = WALFileSync(databasePath: path)
+            func commitOnce(_ value: Int) throws {
+                let connection = try Connection(path: path)
+                try connection.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE IF NOT EXISTS t (n INTEGER);")
+                try connection.execute("INSERT INTO t VALUES (?)", [value])
+                try sync.sync()
+                let inode = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.systemFileNumber] as? NSNumber)
+                #expect(sync.syncedInode == inode.uintValue)
+                connection.close()
+            }
+            try commitOnce(1)
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+            try commitOnce(2)
+            #expect(sync.completedSyncs == 2)
+        }
+    }
+}
