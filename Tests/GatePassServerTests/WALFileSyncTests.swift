@@ -72,3 +72,66 @@ import Testing
         }
     }
 }
+
+/// Checkpoints off the writer (issue 15): the writer's commit hook only wakes the
+/// checkpointing thread; the writer itself never copies the WAL into the database.
+@Suite struct WALCheckpointerTests {
+    private func writePages(_ connection: Connection, rows: Int) throws {
+        for index in 0..<rows {
+            try connection.execute("INSERT INTO t VALUES (?, randomblob(8000))", [index])
+        }
+    }
+
+    @Test func theCheckpointerCheckpointsWhenTheWALPassesItsThreshold() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/c.db"
+            let writer = try Connection(path: path)
+            try writer.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (n INTEGER, b BLOB);")
+            let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL", threshold: 100)
+            checkpointer.takeCheckpoints(from: writer)
+            let before = checkpointer.completedCheckpoints
+            try writePages(writer, rows: 60) // two pages a row: past 100 pages
+            #expect(checkpointer.waitForCheckpoint(after: before, timeout: 60))
+            // The checkpoint copied the rows into the database file itself.
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)
+            #expect(size.intValue > 40 * 4096) // an empty table is two pages
+            checkpointer.stop()
+            writer.close()
+        }
+    }
+
+    /// The hook replaces SQLite's automatic checkpoint: with the checkpointer stopped, the WAL
+    /// grows past SQLite's 1,000 pages and the writer has not checkpointed it.
+    @Test func theWriterNoLongerCheckpointsByItself() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/n.db"
+            let writer = try Connection(path: path)
+            try writer.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (n INTEGER, b BLOB);")
+            let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL")
+            checkpointer.takeCheckpoints(from: writer)
+            checkpointer.stop()
+            try writePages(writer, rows: 700) // 1,400 pages
+            let wal = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)
+            #expect(wal.intValue > 1_300 * 4096)
+            let database = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)
+            #expect(database.intValue < 100 * 4096)
+            writer.close()
+        }
+    }
+
+    @Test func aServerStoreHasItsCheckpointer() throws {
+        try withTemporaryDirectory { directory in
+            let store = try ServerDatabase(path: directory + "/s.db", synchronous: "FULL")
+            let engine = try #require(store.engine as? SQLiteEngine)
+            let before = engine.checkpointer.completedCheckpoints
+            for index in 0..<8 {
+                _ = try store.writeConnection { db in
+                    try db.execute("CREATE TABLE IF NOT EXISTS filler (n INTEGER, b BLOB)")
+                    for row in 0..<100 { try db.execute("INSERT INTO filler VALUES (?, randomblob(8000))", [index * 100 + row]) }
+                }
+            }
+            #expect(engine.checkpointer.waitForCheckpoint(after: before, timeout: 60))
+            store.close()
+        }
+    }
+}

@@ -12,6 +12,8 @@ final class SQLiteEngine: DatabaseEngine {
     let busyTimeoutMilliseconds: Int32
     /// With `synchronous = FULL`: what makes the writer's commits durable after they return.
     let walSync: WALFileSync?
+    /// Runs the WAL's checkpoints, so the writer does not (see `WALCheckpointer`).
+    let checkpointer: WALCheckpointer
 
     /// Opens or creates the database at `path` with owner-only permissions, checks it
     /// (`PRAGMA quick_check`) and migrates it.
@@ -47,10 +49,12 @@ final class SQLiteEngine: DatabaseEngine {
             try Migrator.migrate(connection, Schema.sqliteMigrations)
             // The migrations committed without a sync of their own (NORMAL).
             try walSync?.sync()
+            checkpointer = try WALCheckpointer(path: path, synchronous: walSync == nil ? mode : "NORMAL")
         } catch {
             connection.close()
             throw error
         }
+        checkpointer.takeCheckpoints(from: connection)
         let syncer: (@Sendable () throws -> Void)? = if let walSync { { try walSync.sync() } } else { nil }
         writer = GroupCommitWriter(connection: connection, syncer: syncer)
         readers = ReaderPool(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
@@ -132,6 +136,7 @@ final class SQLiteEngine: DatabaseEngine {
     }
 
     func close() {
+        checkpointer.stop()
         writer.close()
         readers.close()
     }

@@ -1,0 +1,117 @@
+import CSQLite
+import Foundation
+
+/// Checkpoints a WAL-mode database on a thread and connection of its own, so the writer
+/// never does.
+///
+/// Why: SQLite's automatic checkpoint runs inside the commit that pushed the WAL past 1,000
+/// pages, on the writing connection: it syncs the WAL, copies the pages into the database and
+/// syncs that, and every write waits meanwhile (issue 15's profile: an eighth of the writer's
+/// time under check-ins). Here the writer's commit hook only counts the WAL's pages and wakes
+/// this thread, which runs a PASSIVE checkpoint — one that never blocks a writer or a reader —
+/// with the sync rules of its own connection's `synchronous` mode.
+public final class WALCheckpointer: @unchecked Sendable {
+    // @unchecked: `connection` is used only on the checkpointing thread, and by nothing after
+    // `stop` has joined it; `pagesWaiting`, `stopping` and `checkpoints` are guarded by `condition`.
+    private let connection: Connection
+    private let threshold: Int32
+    private let condition = NSCondition()
+    private var pagesWaiting: Int32 = 0
+    private var stopping = false
+    private var checkpoints = 0
+    private let finished = DispatchSemaphore(value: 0)
+    private var hookContext: Unmanaged<WALCheckpointer>?
+
+    /// Opens the checkpointing connection and starts its thread.
+    /// - Parameters:
+    ///   - path: the database file, already in WAL mode.
+    ///   - synchronous: the `synchronous` mode of the checkpointing connection (NORMAL and FULL
+    ///     both sync the WAL before a checkpoint and the database after it).
+    ///   - threshold: the WAL size, in pages, at which a checkpoint is started (SQLite's own
+    ///     automatic checkpoint uses 1,000).
+    public init(path: String, synchronous: String, threshold: Int32 = 1_000) throws {
+        connection = try Connection(path: path)
+        self.threshold = threshold
+        try connection.executeScript("PRAGMA synchronous = \(synchronous)")
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "sqlite-checkpt"
+        thread.start()
+    }
+
+    /// Makes `writer` hand its checkpoints to this thread: its commit hook wakes the thread
+    /// when the WAL has reached the threshold. SQLite's own automatic checkpoint is a commit
+    /// hook too, so setting this one turns that off. Call it on the thread `writer` is lent to
+    /// (or before lending it).
+    public func takeCheckpoints(from writer: Connection) {
+        let context = Unmanaged.passUnretained(self)
+        hookContext = context
+        sqlite3_wal_hook(writer.handle, { context, _, _, pages in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().walGrew(to: pages)
+            return SQLITE_OK
+        }, context.toOpaque())
+    }
+
+    /// How many checkpoints have run so far (for tests and diagnostics).
+    public var completedCheckpoints: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return checkpoints
+    }
+
+    /// Returns once a checkpoint that started after this call has finished (tests).
+    public func waitForCheckpoint(after count: Int, timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while checkpoints <= count {
+            if !condition.wait(until: deadline) { return checkpoints > count }
+        }
+        return true
+    }
+
+    private func walGrew(to pages: Int32) {
+        guard pages >= threshold else { return }
+        condition.lock()
+        pagesWaiting = pages
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
+        connection.lent {
+            while true {
+                condition.lock()
+                while pagesWaiting == 0 && !stopping { condition.wait() }
+                if stopping {
+                    condition.unlock()
+                    break
+                }
+                pagesWaiting = 0
+                condition.unlock()
+                // A failed or partial checkpoint (a reader still on old pages) is finished by
+                // the next one; the WAL stays consistent whatever happens here.
+                _ = try? connection.executeScript("PRAGMA wal_checkpoint(PASSIVE)")
+                condition.lock()
+                checkpoints += 1
+                condition.broadcast()
+                condition.unlock()
+            }
+            connection.close()
+        }
+        finished.signal()
+    }
+
+    /// Stops the thread and closes its connection; call it before the writer's own close (which
+    /// checkpoints what is left). The writer's hook must not outlive this object: close the
+    /// writer's connection, or stop writing through it, first or right after.
+    public func stop() {
+        condition.lock()
+        let wasStopping = stopping
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        guard !wasStopping else { return }
+        finished.wait()
+    }
+}
