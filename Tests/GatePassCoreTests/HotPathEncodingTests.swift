@@ -63,3 +63,44 @@ import Testing
         #expect(BlocklistKeys.email("\u{00A0}Ana@Example.com\u{2003}") == "ana@example.com")
     }
 }
+
+/// The hand-written JSON of the check-in's answer and event data is byte for byte what the
+/// server's generic encoder (`ServerJSON`, which `JSONBody.encode` is) writes, for generated
+/// values with hostile text in every field.
+@Suite struct HotPathJSONTests {
+    @Test func visitorEventDataIsTheGenericJSON() {
+        var generator = HotPathEncodingTests.Generator(state: 6)
+        let results = [ScanResult.checkedIn, .blocked, .awaitingApproval, .invalid]
+        for _ in 0..<400 {
+            let data = VisitorEventData(visitor: generator.visitor(), scanId: generator.optionalText(),
+                                        checkpointId: generator.optionalText(), entryId: generator.optionalText(),
+                                        offlineDecision: generator.bool() ? results[generator.below(results.count)] : nil,
+                                        decision: generator.bool() ? results[generator.below(results.count)] : nil)
+            let generic = ServerJSON.encode(data)
+            #expect(data.jsonText == generic, "\(String(decoding: generic, as: UTF8.self).debugDescription)")
+        }
+    }
+
+    @Test func checkInAnswerIsTheGenericJSON() {
+        var generator = HotPathEncodingTests.Generator(state: 7)
+        for index in 0..<400 {
+            let answer = CheckInAnswer(result: ScanResult.allCases[index % ScanResult.allCases.count], visitor: generator.visitor(),
+                                       scanId: generator.text(), conflict: generator.bool() ? generator.bool() : nil)
+            let generic = ServerJSON.encode(answer)
+            #expect(answer.jsonText == generic, "\(String(decoding: generic, as: UTF8.self).debugDescription)")
+        }
+    }
+
+    /// Every escape, one at a time, so a difference names its character.
+    @Test func eachCharacterEscapesAsTheGenericEncoderDoes() {
+        var generator = HotPathEncodingTests.Generator(state: 8)
+        let base = generator.visitor()
+        let scalars = (0..<0x80).map { UnicodeScalar(UInt8($0)) } + ["\u{7F}", "é", "\u{2028}", "\u{FEFF}", "🙂"].flatMap(\.unicodeScalars)
+        for scalar in scalars {
+            var visitor = base
+            visitor.name = "a\(scalar)b"
+            let answer = CheckInAnswer(result: .checkedIn, visitor: visitor, scanId: "s")
+            #expect(answer.jsonText == ServerJSON.encode(answer), "U+\(String(scalar.value, radix: 16))")
+        }
+    }
+}

@@ -55,17 +55,17 @@ enum JSONBody {
         }
     }
 
-    static func encode<T: Encodable>(_ value: T) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        // Encoding our own value types cannot fail; a failure is a bug.
-        return Array(try! encoder.encode(value))
-    }
+    static func encode<T: Encodable>(_ value: T) -> [UInt8] { ServerJSON.encode(value) }
 
     static func response<T: Encodable>(status: Int = 200, _ value: T, headers: [(String, String)] = []) -> HTTPResponse {
+        response(status: status, json: encode(value), headers: headers)
+    }
+
+    /// An answer already written as JSON (the check-in's `jsonText`, equal to `encode`'s bytes).
+    static func response(status: Int = 200, json: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status,
                      headers: [("Content-Type", "application/json; charset=utf-8")] + headers.map { (name: $0.0, value: $0.1) },
-                     body: encode(value))
+                     body: json)
     }
 }
 

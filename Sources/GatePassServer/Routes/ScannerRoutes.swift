@@ -148,8 +148,8 @@ extension GatePassApplication {
                                               checkpointId: checkpointId, scanId: scan.id, now: call.now)
         }
         metrics.recordCheckIn(result: decision.result.rawValue)
-        return JSONBody.response(CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id,
-                                               conflict: conflict ? true : nil))
+        return JSONBody.response(json: CheckInAnswer(result: decision.result, visitor: decision.visitor, scanId: scan.id,
+                                                     conflict: conflict ? true : nil).jsonText)
     }
 
     private func auditStateChange(from previous: Visitor, to visitor: Visitor, _ call: Call, _ tx: any Transaction) throws {

@@ -72,7 +72,8 @@ extension EventRepository {
     /// `visitor.*`, `request.created`: the visitor as it is after the change.
     func appendVisitorEvent(_ kind: EventKind, visitor: Visitor, organizationId: String, checkpointId: String?,
                             scanId: String? = nil, now: Date) throws {
-        let data = EventLog.encode(VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId))
+        let data = String(decoding: VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId).jsonText,
+                          as: UTF8.self)
         try append(kind, audience: EventAudience(organizationId: organizationId, approverId: visitor.approverId,
                                                  checkpointId: checkpointId),
                    visitorId: visitor.id,
@@ -90,8 +91,9 @@ extension EventRepository {
     func appendSecurityAlert(visitor: Visitor, entryId: String?, organizationId: String, checkpointId: String?,
                              scanId: String?, offlineDecision: ScanResult? = nil, decision: ScanResult? = nil,
                              now: Date) throws {
-        let data = EventLog.encode(VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId,
-                                                    entryId: entryId, offlineDecision: offlineDecision, decision: decision))
+        let data = String(decoding: VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId, entryId: entryId,
+                                                     offlineDecision: offlineDecision, decision: decision).jsonText,
+                          as: UTF8.self)
         try append(.securityAlert, audience: EventAudience(organizationId: organizationId, managersOnly: true),
                    visitorId: visitor.id, title: NotificationItem.title(for: .securityAlert, visitorName: visitor.name),
                    data: data, now: now)
