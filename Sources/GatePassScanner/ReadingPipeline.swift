@@ -1,0 +1,162 @@
+import Foundation
+
+/// How the reading pipeline measures what each decoder costs: a reading in nanoseconds that
+/// only goes up. Passed in, so that tests script it and never depend on the machine's speed.
+public struct DecoderCostClock: Sendable {
+    /// Nanoseconds since any fixed point.
+    public let nanoseconds: @Sendable () -> UInt64
+
+    public init(nanoseconds: @escaping @Sendable () -> UInt64) {
+        self.nanoseconds = nanoseconds
+    }
+
+    /// CPU time of the calling thread (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`): what the
+    /// budget is about is the gate machine's CPU, and a thread preempted by the other core's
+    /// work should not be charged for the wait. The kiosk, `scan` and the console use it.
+    public static let threadCPUTime = DecoderCostClock {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}
+
+/// zbar on every frame; on frames zbar cannot read, a second try within a CPU budget: zbar on
+/// the frame's negative (light-on-dark codes: phones in dark mode), zxing-cpp on the frame,
+/// zxing-cpp on its negative.
+///
+/// ```swift
+/// let pipeline = try ReadingPipeline(clock: .threadCPUTime)
+/// let decoded = try pipeline.decode(frame)   // the same DecodedFrame QRDecoder gives
+/// ```
+///
+/// ## The budget
+/// zbar's cost on each frame earns the second tries a credit of `secondaryShare` (0.25) of it;
+/// a frame zbar read nothing in gets one second try while the credit is not negative, and
+/// that try's cost is taken off. So over any stretch the second tries cost at most a quarter
+/// of what zbar costs, plus one try: on an empty scene the pipeline costs about 1.25× zbar
+/// alone, never 2× as zbar's own inverted test would. Unspent credit (a code zbar reads held
+/// in view) is capped at two tries' worth, so a long read does not bank a burst.
+///
+/// ## Which try
+/// The tries take turns: zbar on the negative, zxing, zxing on the negative. A try that
+/// decoded something, or in which zxing located a code it could not decode yet
+/// (``ZXingOutcome/foundNotDecoded``), is repeated on the next frame instead of moving on:
+/// the code is probably still in view, in that polarity.
+///
+/// What zbar reads is returned as zbar reads it; the second tries only ever add reads on
+/// frames where zbar read nothing. Not thread-safe, like ``QRDecoder``.
+public final class ReadingPipeline {
+    /// The second tries, in the order they take turns.
+    public enum SecondTry: Int, Sendable, CaseIterable {
+        case zbarNegative, zxing, zxingNegative
+    }
+
+    /// What the pipeline did so far: for logs and the bench.
+    public struct Counters: Sendable, Equatable {
+        public var frames = 0
+        public var framesReadByZbar = 0
+        public var secondTries = 0
+        public var framesReadBySecondTry = 0
+    }
+
+    public let secondaryShare: Double
+    public private(set) var counters = Counters()
+
+    private let clock: DecoderCostClock
+    private let zbar: QRDecoder
+    /// A scanner of its own for negatives, so the two polarities never share zbar's cache.
+    private let zbarForNegatives: QRDecoder
+    private let zxing = ZXingReader()
+    /// The frame's negative, filled when a try needs it, reused from frame to frame.
+    private var negative: [UInt8] = []
+    private var credit: Double = 0
+    private var lastTryCost: Double = 0
+    private var nextTry: SecondTry = .zbarNegative
+
+    /// - Parameters:
+    ///   - clock: what costs are measured with (``DecoderCostClock/threadCPUTime`` in the field).
+    ///   - secondaryShare: the second tries' share of zbar's cost, over 0.
+    /// - Throws: ``ScannerError/decoder(_:)`` if zbar cannot be set up.
+    public init(clock: DecoderCostClock, secondaryShare: Double = 0.25) throws(ScannerError) {
+        precondition(secondaryShare > 0, "the second tries need a share of zbar's cost")
+        self.clock = clock
+        self.secondaryShare = secondaryShare
+        zbar = try QRDecoder()
+        zbarForNegatives = try QRDecoder()
+    }
+
+    /// Decodes the QR codes in one frame: zbar's reads, or else one second try's within the budget.
+    ///
+    /// - Throws: ``ScannerError/decoder(_:)`` if a decoder fails (not for a frame without a code).
+    public func decode(_ frame: FrameView) throws(ScannerError) -> DecodedFrame {
+        counters.frames += 1
+        let started = clock.nanoseconds()
+        let byZbar = try zbar.decode(frame)
+        let zbarCost = Double(clock.nanoseconds() &- started)
+        credit = min(credit + secondaryShare * zbarCost, 2 * lastTryCost)
+        guard byZbar.codes.isEmpty else {
+            counters.framesReadByZbar += 1
+            return byZbar
+        }
+        guard credit >= 0, frame.width > 0, frame.height > 0 else { return byZbar }
+        let wall = ContinuousClock.now
+        let tryStarted = clock.nanoseconds()
+        let attempt = nextTry
+        let (codes, sawCode) = try secondTry(attempt, on: frame)
+        lastTryCost = Double(clock.nanoseconds() &- tryStarted)
+        credit -= lastTryCost
+        counters.secondTries += 1
+        if !codes.isEmpty { counters.framesReadBySecondTry += 1 }
+        if !sawCode {
+            nextTry = SecondTry(rawValue: (attempt.rawValue + 1) % SecondTry.allCases.count)!
+        }
+        let elapsed = ContinuousClock.now - wall
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        return DecodedFrame(frameIndex: frame.index, codes: codes, milliseconds: byZbar.milliseconds + milliseconds)
+    }
+
+    /// Forgets what zbar's caches hold (``QRDecoder/resetCache()``), e.g. after a camera replug.
+    public func resetCache() {
+        zbar.resetCache()
+        zbarForNegatives.resetCache()
+    }
+
+    /// Runs one try; `sawCode` when it read a code or zxing located one.
+    private func secondTry(_ attempt: SecondTry, on frame: FrameView) throws(ScannerError) -> (codes: [DecodedCode], sawCode: Bool) {
+        switch attempt {
+        case .zbarNegative:
+            let codes = try withNegative(of: frame) { negative throws(ScannerError) in try zbarForNegatives.decode(negative).codes }
+            return (codes, !codes.isEmpty)
+        case .zxing:
+            return Self.codes(from: try zxing.read(frame, inverted: false))
+        case .zxingNegative:
+            let outcome = try withNegative(of: frame) { negative throws(ScannerError) in try zxing.read(negative, inverted: false) }
+            return Self.codes(from: outcome)
+        }
+    }
+
+    private static func codes(from outcome: ZXingOutcome) -> (codes: [DecodedCode], sawCode: Bool) {
+        switch outcome {
+        case .decoded(let text): ([DecodedCode(text: text)], true)
+        case .foundNotDecoded: ([], true)
+        case .nothingFound: ([], false)
+        }
+    }
+
+    /// Calls `body` with the frame's negative (255 − each byte), in the reused buffer.
+    private func withNegative<Value>(of frame: FrameView,
+                                      _ body: (FrameView) throws(ScannerError) -> Value) throws(ScannerError) -> Value {
+        let count = frame.width * frame.height
+        if negative.count != count { negative = [UInt8](repeating: 0, count: count) }
+        negative.withUnsafeMutableBytes { target in
+            for index in 0..<count { target[index] = 255 &- frame.luma[index] }
+        }
+        // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
+        let outcome = negative.withUnsafeBytes { bytes in
+            Result { () throws(ScannerError) in
+                try body(FrameView(width: frame.width, height: frame.height, luma: bytes, index: frame.index, label: frame.label))
+            }
+        }
+        return try outcome.get()
+    }
+}
