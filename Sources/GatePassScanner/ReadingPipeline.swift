@@ -110,9 +110,32 @@ public final class ReadingPipeline {
         if !sawCode {
             nextTry = SecondTry(rawValue: (attempt.rawValue + 1) % SecondTry.allCases.count)!
         }
-        let elapsed = ContinuousClock.now - wall
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        return DecodedFrame(frameIndex: frame.index, codes: codes, milliseconds: byZbar.milliseconds + milliseconds)
+        return DecodedFrame(frameIndex: frame.index, codes: codes, milliseconds: byZbar.milliseconds + Self.milliseconds(since: wall))
+    }
+
+    /// Decodes a still picture with every try there is: zbar, then each second try in turn
+    /// until one reads — no budget. For image files (`gatepass scan --image`), where each
+    /// picture is seen once and no frame rate is to be kept.
+    public func decodeWithEveryTry(_ frame: FrameView) throws(ScannerError) -> DecodedFrame {
+        counters.frames += 1
+        let byZbar = try zbar.decode(frame)
+        guard byZbar.codes.isEmpty, frame.width > 0, frame.height > 0 else {
+            if !byZbar.codes.isEmpty { counters.framesReadByZbar += 1 }
+            return byZbar
+        }
+        let wall = ContinuousClock.now
+        var codes: [DecodedCode] = []
+        for attempt in SecondTry.allCases where codes.isEmpty {
+            counters.secondTries += 1
+            codes = try secondTry(attempt, on: frame).codes
+        }
+        if !codes.isEmpty { counters.framesReadBySecondTry += 1 }
+        return DecodedFrame(frameIndex: frame.index, codes: codes, milliseconds: byZbar.milliseconds + Self.milliseconds(since: wall))
+    }
+
+    private static func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     }
 
     /// Forgets what zbar's caches hold (``QRDecoder/resetCache()``), e.g. after a camera replug.
