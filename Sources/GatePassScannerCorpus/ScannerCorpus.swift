@@ -29,6 +29,11 @@ public struct HardCase: Sendable {
 public struct Decoy: Sendable {
     public let name: String
     public let image: GreyImage
+
+    public init(name: String, image: GreyImage) {
+        self.name = name
+        self.image = image
+    }
 }
 
 /// Generated frames for the scanner: hard cases drawn with libqrencode and spoilt on purpose,
@@ -195,10 +200,11 @@ struct Pose {
 }
 
 /// SplitMix64 (Steele, Lea & Flood): small, fast and seedable, so the corpus is reproducible.
-struct CorpusRandom: RandomNumberGenerator {
+/// Public so that the scanner's tests and bench draw their other frames from the same generator.
+public struct CorpusRandom: RandomNumberGenerator {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -206,7 +212,8 @@ struct CorpusRandom: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 
-    mutating func uniform(_ low: Double, _ high: Double) -> Double {
+    /// A value in `low..<high`.
+    public mutating func uniform(_ low: Double, _ high: Double) -> Double {
         low + (high - low) * Double(next() >> 11) / Double(1 << 53)
     }
 }

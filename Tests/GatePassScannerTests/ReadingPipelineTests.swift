@@ -17,9 +17,8 @@ import Testing
     /// A clock that moves 1 ms each time it is read: zbar and every second try cost 1 ms each.
     final class SteppingClock: Sendable {
         private let readings = Mutex<UInt64>(0)
-        var clock: DecoderCostClock {
-            DecoderCostClock { [readings] in readings.withLock { $0 += 1_000_000; return $0 } }
-        }
+        var clock: DecoderCostClock { DecoderCostClock { self.advance() } }
+        private func advance() -> UInt64 { readings.withLock { $0 += 1_000_000; return $0 } }
     }
 
     /// The texts the pipeline reads from `frames`, shown in turn `rounds` times (a pass held in
@@ -182,12 +181,12 @@ import Testing
         let zxing = ZXingReader()
         let bytes = [UInt8](repeating: 255, count: 64)
         func refusal(width: Int, height: Int, stride: Int) -> String? {
-            bytes.withUnsafeBytes { plane in
+            bytes.withUnsafeBytes { plane -> String? in
                 do {
                     _ = try zxing.read(plane: plane, width: width, height: height, stride: stride, inverted: false)
                     return nil
                 } catch {
-                    return error.description
+                    return "\(error)"
                 }
             }
         }
