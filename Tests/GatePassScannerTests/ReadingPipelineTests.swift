@@ -64,6 +64,27 @@ import Testing
         #expect(readByPipeline >= 1, "no \(kind.rawValue) case was read")
     }
 
+    /// The point of the second decoder: among the dark-on-light hard cases (rotation, keystone,
+    /// blur + noise + JPEG, small modules) there are some zbar alone reads in none of their
+    /// frames, and the pipeline reads them.
+    @Test func readsDarkOnLightCasesZbarAloneMisses() throws {
+        var missedByZbar = 0, recovered = 0
+        let cases = try ScannerCorpus.hardCases(seed: 15, casesPerClass: 4, framesPerCase: 2,
+                                                classes: [.rotation, .keystone, .blurNoiseJPEG, .smallModules])
+        for hardCase in cases {
+            let zbar = try QRDecoder()
+            let readByZbar = try hardCase.frames.contains { image in
+                try image.withFrame(index: 0) { try zbar.decode($0).texts.contains(hardCase.text) }
+            }
+            guard !readByZbar else { continue }
+            missedByZbar += 1
+            let pipeline = try ReadingPipeline(clock: Self.standingClock)
+            if try texts(through: pipeline, hardCase.frames).contains(hardCase.text) { recovered += 1 }
+        }
+        #expect(missedByZbar >= 1, "the corpus has no dark-on-light case zbar misses: it is not hard enough")
+        #expect(recovered >= 1)
+    }
+
     /// A phone in dark mode: light modules on a dark screen. zbar alone never reads it (its
     /// inverted test is off); the pipeline does, from the frame's negative.
     @Test(arguments: [0.0, 20.0])
