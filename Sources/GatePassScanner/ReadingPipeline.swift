@@ -47,8 +47,8 @@ public struct DecoderCostClock: Sendable {
 /// frames where zbar read nothing. Not thread-safe, like ``QRDecoder``.
 public final class ReadingPipeline {
     /// The second tries, in the order they take turns: cheapest first. A zxing read of a
-    /// 640×480 frame costs about a tenth of a zbar frame (`gatepass-bench scanner`: 1.0 ms
-    /// against 11 ms of CPU), zbar on the negative a whole zbar frame.
+    /// 640×480 frame costs about a tenth of a zbar frame (`gatepass-bench scanner`: 0.9–1.0 ms
+    /// against 10–11 ms of CPU), zbar on the negative a whole zbar frame.
     public enum SecondTry: Int, Sendable, CaseIterable {
         case zxing, zxingNegative, zbarNegative
     }
