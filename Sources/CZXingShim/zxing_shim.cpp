@@ -68,6 +68,9 @@ extern "C" zxing_shim_status zxing_shim_read_qr(const uint8_t *plane, int width,
         static const ZXing::DecodeHints hints = qr_hints();
         ZXing::ImageView image(pixels, width, height, ZXing::ImageFormat::Lum, rowStride);
         ZXing::Result result = ZXing::ReadBarcode(image, hints);
+        // 1.4 reports a located code it could not decode as an error, sometimes with format()
+        // None (seen with a checksum error): the error decides, not the format.
+        if (result.error()) return ZXING_SHIM_FOUND_NOT_DECODED;
         if (result.format() == ZXing::BarcodeFormat::None) return ZXING_SHIM_NOTHING_FOUND;
         if (!result.isValid()) return ZXING_SHIM_FOUND_NOT_DECODED;
         const std::string decoded = result.text();
