@@ -51,6 +51,9 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
         // glibc's posix_spawn extensions (libc itself: nothing to install or link).
         .systemLibrary(name: "CSpawn"),
+        // zxing-cpp 1.4 (libzxing-dev) behind a plain C header: C++17 inside, every exception caught,
+        // so no Swift module needs C++ interop. The scanner's second decoder (issue 15).
+        .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]),
 
         // MARK: - Domain
         .target(name: "GatePassCore"),
@@ -76,7 +79,10 @@ let package = Package(
         .target(name: "GatePassPass", dependencies: ["QRCode", "CFreeType", "CMagickWand"]),
         // GatePassCrypto: Ed25519 verification of GP2 passes for the kiosk's offline decisions.
         .target(name: "GatePassClient", dependencies: ["GatePassCore", "GatePassAPI", "CurlHTTP", "SQLite", "GatePassCrypto"]),
-        .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand"]),
+        .target(name: "GatePassScanner", dependencies: ["GatePassCore", "CZBar", "CV4L2", "CMagickWand", "CZXingShim"]),
+        // Generated hard cases for the scanner (rotation, keystone, blur + noise + JPEG, light-on-dark,
+        // small modules) and non-QR decoys, from a seed: shared by the scanner's tests and the bench.
+        .target(name: "GatePassScannerCorpus", dependencies: ["GatePassScanner", "QRCode"]),
         // The console's screens: view models, keys and drawing over plain values (no HTTP, SQLite or files).
         .target(name: "GatePassConsole", dependencies: ["GatePassCore"]),
         .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole"]),
@@ -105,6 +111,7 @@ let package = Package(
                                          "CurlHTTP", "GatePassScanner", "QRCode", "GatePassCommands", "CZBar",
                                          "GatePassConsole", "GatePassConsoleServices", "CursesTerminal",
                                          "GatePassPass", "CMagickWand", "Postgres", "LocalPostgres", "WrkOutput",
+                                         "GatePassScannerCorpus",
                                          // Built with the bench, so the bench finds it beside itself.
                                          "gatepass-ceiling"]),
 
@@ -127,7 +134,7 @@ let package = Package(
                     dependencies: ["GatePassConsole", "GatePassConsoleServices", "GatePassCore", "GatePassClient", "GatePassScanner",
                                    "QRCode"]),
         .testTarget(name: "GatePassScannerTests",
-                    dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode"]),
+                    dependencies: ["GatePassScanner", "GatePassCore", "QRCode", "CQREncode", "GatePassScannerCorpus", "CZXingShim"]),
         .testTarget(name: "GatePassPassTests",
                     dependencies: ["GatePassPass", "QRCode", "GatePassScanner", "GatePassTestSupport"]),
         .testTarget(name: "GatePassCommandsTests",
@@ -139,5 +146,7 @@ let package = Package(
         .testTarget(name: "WrkOutputTests", dependencies: ["WrkOutput"]),
         .testTarget(name: "GatePassMailTests", dependencies: ["GatePassMail", "CurlHTTP", "GatePassTestSupport"]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    // CZXingShim: zxing-cpp 1.4's headers need C++17.
+    cxxLanguageStandard: .cxx17
 )

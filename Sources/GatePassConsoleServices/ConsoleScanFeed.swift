@@ -168,9 +168,10 @@ public final class ConsoleScanFeed: @unchecked Sendable {
     // MARK: - The feed's thread
 
     private func run() {
-        let decoder: QRDecoder
+        // zbar, then light-on-dark and zxing-cpp within a quarter of zbar's CPU (README, "At the gate").
+        let decoder: ReadingPipeline
         do {
-            decoder = try QRDecoder()
+            decoder = try ReadingPipeline(clock: .threadCPUTime)
         } catch {
             onState(State(text: "\(source): the QR decoder could not start (\(error)); type short ids instead", isProblem: true))
             return

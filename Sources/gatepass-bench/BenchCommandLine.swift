@@ -199,6 +199,11 @@ enum BenchCommandLine {
     (dev mode), a KioskRunner fed 30 fps frames checks in --passes K visitors (default 200) and the
     time from the first frame with a new code to its decision line is reported (p50/p95), against
     a plain check-in POST sent in each gap. Goals: decode ratio <= 1.1; p95 under 60 ms online.
+    First, the hard cases (issue 15): 40 generated passes (rotation, keystone, blur + noise + JPEG
+    q30, light-on-dark, small modules) read by zbar alone and by zxing-cpp with no budget in both
+    polarities, then 1,200 frames at 30 fps through zbar alone and through the ReadingPipeline the
+    kiosk uses. Goals: of the passes zbar misses and zxing reads, >= 80% read by the pipeline;
+    its CPU per frame <= 1.3 x zbar alone's; 0 false reads (the stream and 5 decoys).
 
     server: starts, on 127.0.0.1 only:
       - the Gate Pass server (dev mode, SQLite file in a temporary folder) holding

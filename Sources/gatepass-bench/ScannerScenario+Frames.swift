@@ -4,6 +4,7 @@ import GatePassClient
 import GatePassCommands
 import GatePassCore
 import GatePassScanner
+import GatePassScannerCorpus
 import GatePassServer
 import LoopbackHTTP
 import QRCode
@@ -11,18 +12,8 @@ import Synchronization
 
 // MARK: - Frames
 
-/// SplitMix64: fast, seedable, good enough for noise.
-struct ScannerRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// SplitMix64 (the scanner corpus's): fast, seedable, good enough for noise.
+typealias ScannerRandom = CorpusRandom
 
 /// One library frame: its Y plane and the code drawn in it (nil for an empty frame).
 struct ScannerFrame {

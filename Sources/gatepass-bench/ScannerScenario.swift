@@ -133,6 +133,8 @@ struct ScannerReport: Codable, Sendable {
     /// On the heap in use after the warm-up; without glibc on RSS, nil when fewer than 20,000
     /// frames ran after the warm-up.
     var rssGoalMet: Bool?
+    // 6. Hard cases (issue 15): zbar alone, zxing with no budget, the reading pipeline.
+    var hardCases: HardCaseFigures
 }
 
 // MARK: - The scenario
@@ -148,6 +150,9 @@ func runScannerScenario(_ options: Options) throws -> ScannerReport {
         zbar_version(&major, &minor, &patch)
         return "\(major).\(minor).\(patch)"
     }()
+
+    // 0. Hard cases first: the corpus is drawn and freed before the library is.
+    let hardCases = try runHardCaseScenario()
 
     // 1. The frame library and its recording.
     let drawStart = monotonicNanoseconds()
@@ -435,7 +440,8 @@ func runScannerScenario(_ options: Options) throws -> ScannerReport {
             // No growth per frame: under 1 byte per frame after the warm-up (100,000 frames → under ~100 KiB),
             // judged on the heap in use (exact); from RSS only over 20,000 frames or more after the warm-up
             // (4 KiB pages, freed memory reused first).
-            rssGoalMet: heapBytesPerFrame.map { $0 < 1 } ?? (framesAfterWarmUp >= 20_000 ? bytesPerFrame < 1 : nil))
+            rssGoalMet: heapBytesPerFrame.map { $0 < 1 } ?? (framesAfterWarmUp >= 20_000 ? bytesPerFrame < 1 : nil),
+            hardCases: hardCases)
     }
 }
 
@@ -513,6 +519,7 @@ func printScannerReport(_ r: ScannerReport) {
         + "latency p50 = \(format(r.latencyP50RatioToAnchor, 2)) x, p95 = \(format(r.latencyP95RatioToAnchor, 2)) x anchor p50\n"
     out += "  \(r.kioskFramesRead) frames read, \(r.kioskLateFrames) late; process CPU \(format(r.kioskCPUPercent, 1))% "
         + "(kiosk + server + anchor client)\n\n"
+    out += hardCaseReport(r.hardCases) + "\n"
     out += "goal: decode p50 ≤ \(format(r.decodeRatioGoal, 1)) x direct zbar: \(met(r.decodeRatioGoalMet)) "
         + "(\(format(r.decodeRatio, 3)))\n"
     out += "goal: frame → decision p95 < \(format(r.latencyGoalMilliseconds, 0)) ms online: \(met(r.latencyGoalMet)) "

@@ -108,7 +108,8 @@ import Testing
     }
 
     /// `ZBAR_CFG_TEST_INVERTED` is off on purpose (architecture.md): a light-on-dark code is
-    /// not looked for. If this starts reading it, the configuration changed.
+    /// not looked for by `QRDecoder` (ReadingPipeline reads it from the negative, within its
+    /// budget: ReadingPipelineTests). If this starts reading it, the configuration changed.
     @Test func invertedCodeIsNotLookedFor() throws {
         var canvas = GreyCanvas(background: 0)
         canvas.drawQR(Self.pass, moduleSize: 4, dark: 255, light: 0)

@@ -1,5 +1,6 @@
 import CMagickWand
 import Foundation
+import GatePassScannerCorpus
 import QRCode
 @testable import GatePassScanner
 
@@ -215,19 +216,8 @@ enum Y4MWriter {
     }
 }
 
-/// A small, seedable generator (Steele, Lea & Flood's SplitMix64): test frames must be the
-/// same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// Test frames must be the same on every run: the corpus's seedable SplitMix64.
+typealias SplitMix64 = CorpusRandom
 
 /// A fresh temporary folder, removed after `body`.
 @discardableResult

@@ -52,6 +52,15 @@ enum FrameSourceOptions {
 
         /// Files, folders and recordings end; a camera is read until stopped.
         var isFinite: Bool { if case .camera = self { false } else { true } }
+
+        /// Image files and folders: pictures with no frame rate to keep, so a reader may give
+        /// each one every try it has.
+        var isStillPictures: Bool {
+            switch self {
+            case .images, .directory: true
+            case .camera, .video: false
+            }
+        }
     }
 
     static let choices = "--device DEV, --image FILE…, --dir DIR and --video FILE.y4m"

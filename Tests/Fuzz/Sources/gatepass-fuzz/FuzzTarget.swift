@@ -19,6 +19,7 @@ struct FuzzTarget: Sendable {
         .serverSentEvents,
         .y4m,
         .pgm,
+        .qrPlane,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
