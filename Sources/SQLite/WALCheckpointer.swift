@@ -20,7 +20,6 @@ public final class WALCheckpointer: @unchecked Sendable {
     private var stopping = false
     private var checkpoints = 0
     private let finished = DispatchSemaphore(value: 0)
-    private var hookContext: Unmanaged<WALCheckpointer>?
 
     /// Opens the checkpointing connection and starts its thread.
     /// - Parameters:
@@ -44,7 +43,6 @@ public final class WALCheckpointer: @unchecked Sendable {
     /// (or before lending it).
     public func takeCheckpoints(from writer: Connection) {
         let context = Unmanaged.passUnretained(self)
-        hookContext = context
         sqlite3_wal_hook(writer.handle, { context, _, _, pages in
             guard let context else { return SQLITE_OK }
             Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().walGrew(to: pages)

@@ -34,6 +34,8 @@ final class SQLiteEngine: DatabaseEngine {
         let mode = SQLiteEngine.validatedSynchronous(synchronous)
         let walSync = mode == "FULL" ? WALFileSync(databasePath: path) : nil
         self.walSync = walSync
+        // What SQLite itself is asked for, on the writer and the checkpointer alike.
+        let connectionMode = walSync == nil ? mode : "NORMAL"
         do {
             try SQLiteEngine.checkIntegrity(connection, path: path)
             // secure_delete: what a change frees (an old version of a row, a deleted event) is
@@ -41,7 +43,7 @@ final class SQLiteEngine: DatabaseEngine {
             try connection.executeScript("""
                 PRAGMA journal_mode = WAL;
                 PRAGMA foreign_keys = ON;
-                PRAGMA synchronous = \(walSync == nil ? mode : "NORMAL");
+                PRAGMA synchronous = \(connectionMode);
                 PRAGMA temp_store = MEMORY;
                 PRAGMA cache_size = -16000;
                 PRAGMA secure_delete = ON;
@@ -49,7 +51,7 @@ final class SQLiteEngine: DatabaseEngine {
             try Migrator.migrate(connection, Schema.sqliteMigrations)
             // The migrations committed without a sync of their own (NORMAL).
             try walSync?.sync()
-            checkpointer = try WALCheckpointer(path: path, synchronous: walSync == nil ? mode : "NORMAL")
+            checkpointer = try WALCheckpointer(path: path, synchronous: connectionMode)
         } catch {
             connection.close()
             throw error
@@ -106,9 +108,7 @@ final class SQLiteEngine: DatabaseEngine {
     /// A read returns only once everything it could have seen is durable: the writer's sync
     /// stage may be a flush behind the commits a reader sees (`GroupCommitWriter.waitUntilDurable`).
     func read<T>(_ body: (any Transaction) throws -> T) throws -> T {
-        let value = try readers.read { db in try body(SQLTransaction(db)) }
-        writer.waitUntilDurable()
-        return value
+        try readConnection { db in try body(SQLTransaction(db)) }
     }
 
     /// The SQLite connection itself, for the store's own work and for tests that must reach
@@ -117,6 +117,7 @@ final class SQLiteEngine: DatabaseEngine {
         try writer.write(body)
     }
 
+    /// Waits for durability as `read` does (`read` is this, with the repositories on top).
     func readConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         let value = try readers.read(body)
         writer.waitUntilDurable()
