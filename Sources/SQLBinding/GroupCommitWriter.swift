@@ -65,6 +65,12 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
     private var writerEnded = false
     private var syncStageEnded = false
     private var durableSequence = 0
+    /// The first sync that failed, for good: after a failed fsync Linux may have dropped the
+    /// pages it could not write and report the next fsync as a success, and SQLite's later WAL
+    /// frames are chained to the lost ones, so no later commit can be called durable either.
+    /// Every later write and every read waiting for durability fails with it until a restart
+    /// (PostgreSQL stops for the same reason).
+    private var syncFailure: (any Error)?
     private let syncThreadFinished = DispatchSemaphore(value: 0)
     /// Moves up by one before every COMMIT starts, so a commit a reader can see always has
     /// its number here already (see `waitUntilDurable`).
@@ -158,6 +164,10 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
         }, outsideTransaction: outsideTransaction, finish: { failure in
             if let failure { completion(.failure(failure)) } else { completion(.success(value.withLock { $0! })) }
         })
+        if let failure = syncCondition.withLock({ syncFailure }) {
+            completion(.failure(failure))
+            return
+        }
         condition.lock()
         guard !stopping else {
             condition.unlock()
@@ -194,14 +204,18 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
             }
             let batches = awaitingSync
             awaitingSync.removeAll()
+            let earlierFailure = syncFailure
             syncCondition.unlock()
             let jobs = batches.flatMap(\.jobs)
-            do {
-                try syncer()
-            } catch {
-                for job in jobs where job.failure == nil { job.failure = error }
+            var failure = earlierFailure
+            if failure == nil {
+                do { try syncer() } catch { failure = error }
+            }
+            if let failure {
+                for job in jobs where job.failure == nil { job.failure = failure }
             }
             syncCondition.lock()
+            if syncFailure == nil { syncFailure = failure }
             durableSequence = batches.last!.sequence
             syncCondition.broadcast()
             syncCondition.unlock()
@@ -212,12 +226,15 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
     /// Returns once every commit that had started when it was called is durable: a reader
     /// calls it after its read, so nothing it saw can be lost to a power cut after it answered.
     /// Without a `syncer` commits are durable before they can be seen, and it returns at once.
-    public func waitUntilDurable() {
+    /// - Throws: the failure of a sync, once one has failed (see `syncFailure`): what the
+    ///   reader saw may not be on the disk.
+    public func waitUntilDurable() throws {
         guard syncer != nil else { return }
         let target = startedSequence.load(ordering: .sequentiallyConsistent)
         syncCondition.lock()
-        while durableSequence < target && !syncStageEnded { syncCondition.wait() }
-        syncCondition.unlock()
+        defer { syncCondition.unlock() }
+        while durableSequence < target && !syncStageEnded && syncFailure == nil { syncCondition.wait() }
+        if let syncFailure { throw syncFailure }
     }
 
     /// Callers are released on another thread: what they do next (encode, log, resume their

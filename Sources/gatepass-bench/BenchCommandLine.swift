@@ -224,7 +224,9 @@ enum BenchCommandLine {
       stats     GET  /api/visitor-scanner/stats      (wrk -H with the scanner token)
       checkin   POST /api/visitor-scanner/checkin    (scanner token; a wrk Lua script gives every
                                                       request a different EXPECTED pass, so each
-                                                      one commits a change; a probe sizes the pool)
+                                                      one commits a change, and a fresh random
+                                                      Idempotency-Key, as the kiosk sends; a probe
+                                                      sizes the pool)
     With --instances 2, each run is two wrk processes at once, -t1 -c<half> on each server;
     req/s are summed and p50/p99 are the larger of the two.
     Defaults: --visitors 10000 --connections 32 --seconds 5 --warmup 1

@@ -144,8 +144,9 @@ struct Measurement: Codable, Sendable {
 /// threads its own Lua state, so thread i of n takes lines i, i+n, i+2n, … and no two requests
 /// of the run name one pass while the file lasts; past its end a thread repeats its last pass
 /// (refused: ALREADY_CHECKED_IN) and counts it as exhausted. `done` prints the counters as one
-/// `gatepass-script:` line, which `WrkSummary` reads. No Idempotency-Key: the bench's check-ins
-/// never sent one (each pass is its own request).
+/// `gatepass-script:` line, which `WrkSummary` reads. Every request carries a fresh random
+/// `Idempotency-Key` in the form of a version-4 UUID, as the kiosk's outbox sends (api.md
+/// "Idempotency"), so each check-in also stores its answer under its key, as at a real gate.
 func checkinScript(path: String, token: String, passFile: String, threads: Int) -> String {
     // Lua long brackets: nothing in a token, a path or a file name needs escaping.
     """
@@ -171,6 +172,15 @@ func checkinScript(path: String, token: String, passFile: String, threads: Int) 
       end
       next_pass, admitted, refused, exhausted = 1, 0, 0, 0
       first_refusal = nil
+      math.randomseed(os.time() * 64 + thread_index)
+    end
+
+    -- A version-4 UUID, as the kiosk's outbox makes for every check-in it sends.
+    function idempotency_key()
+      return (string.gsub("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx", "[xy]", function (c)
+        local v = (c == "x") and math.random(0, 15) or math.random(8, 11)
+        return string.format("%x", v)
+      end))
     end
 
     function request()
@@ -181,6 +191,7 @@ func checkinScript(path: String, token: String, passFile: String, threads: Int) 
       else
         next_pass = next_pass + 1
       end
+      headers["Idempotency-Key"] = idempotency_key()
       return wrk.format("POST", checkin_path, headers, '{"shortId":"' .. pass .. '"}')
     end
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import GatePassServer
 import SQLite
 import Testing
@@ -76,8 +77,8 @@ import Testing
 /// Checkpoints off the writer (issue 15): the writer's commit hook only wakes the
 /// checkpointing thread; the writer itself never copies the WAL into the database.
 @Suite struct WALCheckpointerTests {
-    private func writePages(_ connection: Connection, rows: Int) throws {
-        for index in 0..<rows {
+    private func writePages(_ connection: Connection, rows: Int, from first: Int = 0) throws {
+        for index in first..<(first + rows) {
             try connection.execute("INSERT INTO t VALUES (?, randomblob(8000))", [index])
         }
     }
@@ -115,6 +116,65 @@ import Testing
             #expect(wal.intValue > 1_300 * 4096)
             let database = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)
             #expect(database.intValue < 100 * 4096)
+            writer.close()
+        }
+    }
+
+    private func walPages(_ path: String) throws -> Int {
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)
+        return (size.intValue - 32) / (4096 + 24)
+    }
+
+    /// A WAL starts again only after a checkpoint copied every frame, which a checkpoint
+    /// thread racing a writer that never pauses cannot do: the WAL grew without bound (295 MB
+    /// under the bench's check-ins). Here the thread never runs (its threshold is never
+    /// reached), the worst case: the writer's own catch-up at the limit keeps the WAL near it.
+    @Test func theWALStaysBoundedWhenTheCheckpointThreadNeverCatchesUp() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/b.db"
+            let writer = try Connection(path: path)
+            try writer.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (n INTEGER, b BLOB);")
+            let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL", threshold: .max, restartLimit: 200)
+            checkpointer.takeCheckpoints(from: writer)
+            try writePages(writer, rows: 700) // 1,400 pages of rows, one commit a row
+            #expect(checkpointer.completedCheckpoints == 0)
+            #expect(checkpointer.writerCatchUps >= 6)
+            #expect(try walPages(path) <= 200 + 4)
+            #expect(try writer.scalarInt("SELECT count(*) FROM t") == 700)
+            checkpointer.stop()
+            writer.close()
+        }
+    }
+
+    /// The same with the thread checkpointing all along, and readers reading meanwhile.
+    @Test func theWALStaysBoundedUnderWritesReadsAndTheCheckpointThread() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/r.db"
+            let writer = try Connection(path: path)
+            try writer.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (n INTEGER, b BLOB);")
+            let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL", threshold: 40, restartLimit: 200)
+            checkpointer.takeCheckpoints(from: writer)
+            let stop = Atomic<Bool>(false)
+            let readersDone = DispatchGroup()
+            for _ in 0..<2 {
+                DispatchQueue.global().async(group: readersDone) {
+                    guard let reader = try? Connection(path: path) else { return }
+                    while !stop.load(ordering: .relaxed) { _ = try? reader.scalarInt("SELECT count(*) FROM t") }
+                    reader.close()
+                }
+            }
+            var largest = 0
+            for batch in 0..<60 {
+                try writer.inTransaction { try writePages(writer, rows: 20, from: batch * 20) }
+                largest = max(largest, try walPages(path))
+            }
+            stop.store(true, ordering: .relaxed)
+            readersDone.wait()
+            // A reader on old frames can hold the start back for some commits, never for good:
+            // the 60 commits wrote over 2,400 pages.
+            #expect(largest <= 1_000)
+            #expect(try writer.scalarInt("SELECT count(*) FROM t") == 1_200)
+            checkpointer.stop()
             writer.close()
         }
     }

@@ -38,6 +38,8 @@ final class SQLiteEngine: DatabaseEngine {
         let connectionMode = walSync == nil ? mode : "NORMAL"
         do {
             try SQLiteEngine.checkIntegrity(connection, path: path)
+            // journal_size_limit: when the WAL starts again (WALCheckpointer), a file that grew
+            // past 32 MiB (a reader held old frames for long) is cut back to that.
             // secure_delete: what a change frees (an old version of a row, a deleted event) is
             // overwritten with zeros, so an anonymised visitor's name is not left in free space.
             try connection.executeScript("""
@@ -47,6 +49,7 @@ final class SQLiteEngine: DatabaseEngine {
                 PRAGMA temp_store = MEMORY;
                 PRAGMA cache_size = -16000;
                 PRAGMA secure_delete = ON;
+                PRAGMA journal_size_limit = 33554432;
                 """)
             try Migrator.migrate(connection, Schema.sqliteMigrations)
             // The migrations committed without a sync of their own (NORMAL).
@@ -120,7 +123,7 @@ final class SQLiteEngine: DatabaseEngine {
     /// Waits for durability as `read` does (`read` is this, with the repositories on top).
     func readConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         let value = try readers.read(body)
-        writer.waitUntilDurable()
+        try writer.waitUntilDurable()
         return value
     }
 
