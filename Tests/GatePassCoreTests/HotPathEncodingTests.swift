@@ -91,6 +91,18 @@ import Testing
         }
     }
 
+    @Test func notificationEventDataIsTheGenericJSON() {
+        var generator = HotPathEncodingTests.Generator(state: 9)
+        for index in 0..<400 {
+            let item = NotificationItem(id: generator.text(), kind: EventKind.allCases[index % EventKind.allCases.count],
+                                        title: generator.text(), visitorId: generator.optionalText(),
+                                        createdAt: Timestamp(generator.date()), readAt: generator.optionalDate().map(Timestamp.init))
+            let data = NotificationEventData(notification: item)
+            let generic = ServerJSON.encode(data)
+            #expect(data.jsonText == generic, "\(String(decoding: generic, as: UTF8.self).debugDescription)")
+        }
+    }
+
     /// Every escape, one at a time, so a difference names its character.
     @Test func eachCharacterEscapesAsTheGenericEncoderDoes() {
         var generator = HotPathEncodingTests.Generator(state: 8)

@@ -16,11 +16,11 @@ public struct JSONTextWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    mutating func raw(_ text: StaticString) {
+    public mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    mutating func string(_ text: String) {
+    public mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -95,6 +95,22 @@ extension VisitorEventData {
         writer.raw("\"visitor\":")
         visitor.writeJSON(into: &writer)
         writer.raw("}")
+        return writer.bytes
+    }
+}
+
+extension NotificationEventData {
+    /// The data of a `notification.new` as `encode(to:)` writes it (every key, absent values
+    /// as null), keys sorted: written with every check-in that admits, so not by JSONEncoder.
+    public var jsonText: [UInt8] {
+        var writer = JSONTextWriter()
+        writer.raw("{\"notification\":{\"createdAt\":"); writer.time(notification.createdAt.date)
+        writer.raw(",\"id\":"); writer.string(notification.id)
+        writer.raw(",\"kind\":"); writer.string(notification.kind.rawValue)
+        writer.raw(",\"readAt\":"); writer.time(notification.readAt?.date)
+        writer.raw(",\"title\":"); writer.string(notification.title)
+        writer.raw(",\"visitorId\":"); writer.optionalString(notification.visitorId)
+        writer.raw("}}")
         return writer.bytes
     }
 }

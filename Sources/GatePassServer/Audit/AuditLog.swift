@@ -25,16 +25,17 @@ final class AuditLog: Sendable {
     /// append can come between the read of the newest link and this insert.
     @discardableResult
     func append(_ entry: AuditEntry, organizationId: String?, _ tx: any Transaction) throws -> StoredAuditEntry {
-        let previous = try tx.audit.latest()
+        let previous = try tx.audit.latestLink()
         let hashes = AuditChain.fieldHashes(entry, organizationId: organizationId)
         let link = chain.link(previous: previous?.link ?? AuditChain.genesis, hashes: hashes)
-        let stored = StoredAuditEntry(seq: (previous?.seq ?? 0) + 1, entry: entry, organizationId: organizationId,
+        var stored = StoredAuditEntry(seq: (previous?.seq ?? 0) + 1, entry: entry, organizationId: organizationId,
                                       erased: false, fieldHashes: hashes, link: link)
         try tx.audit.append(stored)
-        guard let written = try tx.audit.latest(), written.link == link else {
+        guard let written = try tx.audit.latestLink(), written.link == link else {
             throw APIError.internal("the audit entry just written is not the newest")
         }
-        return written
+        stored.seq = written.seq
+        return stored
     }
 
     /// Moves the head soon, on its own queue; `failed` hears a head that could not be written.

@@ -26,6 +26,9 @@ protocol AuditRepository {
     func append(_ entry: StoredAuditEntry) throws
     /// The newest entry (the chain's current end), if any.
     func latest() throws -> StoredAuditEntry?
+    /// The newest entry's sequence number and link only: what an append chains to (every
+    /// audited change reads it twice, and the whole entry is not needed for that).
+    func latestLink() throws -> (seq: Int64, link: [UInt8])?
     /// Entries after `seq`, oldest first, for verification.
     func entries(after seq: Int64, limit: Int) throws -> [StoredAuditEntry]
     /// One page of the log, newest first (`GET /api/admin/audit`).

@@ -64,7 +64,7 @@ extension EventRepository {
             var userAudience = audience
             userAudience.checkpointId = nil
             _ = try insert(.notificationNew, audience: userAudience, visitorId: visitorId, title: nil,
-                           data: EventLog.encode(NotificationEventData(notification: item)), now: now)
+                           data: String(decoding: NotificationEventData(notification: item).jsonText, as: UTF8.self), now: now)
         }
         return id
     }

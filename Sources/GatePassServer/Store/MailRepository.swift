@@ -25,6 +25,27 @@ enum MailContent: Codable, Sendable, Equatable {
         }
     }
 
+    /// The queued row's payload: the JSON that the synthesized `Codable` reads back, written
+    /// without JSONEncoder (every check-in that admits queues one: a host's arrival notice).
+    var payloadJSON: [UInt8] {
+        var writer = JSONTextWriter(capacity: 96)
+        switch self {
+        case .otp(let code):
+            writer.raw("{\"otp\":{\"code\":"); writer.string(code)
+        case .invitation(let visitorId, let passToken):
+            writer.raw("{\"invitation\":{\"visitorId\":"); writer.string(visitorId)
+            writer.raw(",\"passToken\":"); writer.string(passToken)
+        case .arrival(let visitorId):
+            writer.raw("{\"arrival\":{\"visitorId\":"); writer.string(visitorId)
+        case .approval(let visitorId):
+            writer.raw("{\"approval\":{\"visitorId\":"); writer.string(visitorId)
+        case .test:
+            writer.raw("{\"test\":{")
+        }
+        writer.raw("}}")
+        return writer.bytes
+    }
+
     var kind: MailKind {
         switch self {
         case .otp: .otp

@@ -40,6 +40,14 @@ struct SQLAuditRepository<Database: SQLRunner>: AuditRepository {
         try db.queryFirst("SELECT \(Self.columns) FROM audit_log ORDER BY seq DESC LIMIT 1", [], Self.entry)
     }
 
+    func latestLink() throws -> (seq: Int64, link: [UInt8])? {
+        try db.queryFirst("SELECT seq, link FROM audit_log ORDER BY seq DESC LIMIT 1", []) { row in
+            let link = try row.blob(1)
+            guard link.count == 32 else { throw StoredDataError("audit entry \(try row.int64(0)) has a link of \(link.count) bytes") }
+            return (try row.int64(0), link)
+        }
+    }
+
     func entries(after seq: Int64, limit: Int) throws -> [StoredAuditEntry] {
         try db.query("SELECT \(Self.columns) FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?", [seq, limit], Self.entry)
     }

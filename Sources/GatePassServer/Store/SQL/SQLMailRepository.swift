@@ -7,7 +7,7 @@ struct SQLMailRepository<Database: SQLRunner>: MailRepository {
 
     func enqueue(id: String, organizationId: String?, recipient: String, content: MailContent, now: Date,
                  giveUpAt: Date) throws {
-        let payload = String(decoding: try JSONEncoder().encode(content), as: UTF8.self)
+        let payload = String(decoding: content.payloadJSON, as: UTF8.self)
         try db.execute("""
             INSERT INTO mail_queue (id, organization_id, kind, recipient, payload, status, created_at, next_attempt_at, give_up_at,
                                     visitor_id)
