@@ -1,7 +1,6 @@
 import Foundation
 import GatePassAPI
 import GatePassCore
-import Synchronization
 
 /// Follows `GET /api/events` (api.md "Events (server-sent events)") on its own thread and
 /// hands each event to `onEvent` exactly once, across dropped connections and server
@@ -23,7 +22,9 @@ import Synchronization
 /// other than 200) is retried with `Backoff`, never sooner than the server's `retry:` hint.
 /// 401 and 403 end it: the session is over and only a new login helps.
 ///
-/// Thread-safe: the mutable state is in a `Mutex`; callbacks run on the consumer's thread,
+/// Thread-safe: the mutable state is behind a lock (`Locked`, a pthread mutex ThreadSanitizer
+/// sees: `Synchronization.Mutex` is a raw futex to it, and `stop` against the stream's
+/// `isStopping` was reported as a race in a CI run); callbacks run on the consumer's thread,
 /// one at a time.
 public final class EventStreamConsumer: Sendable {
     public struct Configuration: Sendable {
@@ -74,7 +75,7 @@ public final class EventStreamConsumer: Sendable {
     /// The stream's own handle (a transport may serialise its transfers, and a stream holds
     /// one for hours): give it one no other caller uses, e.g. `separateHandle()`.
     private let transport: any HTTPTransport
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Signalled by `stop()` to cut a wait between connections short.
     private let wakeUp = DispatchSemaphore(value: 0)
     /// Signalled once when the thread ends.

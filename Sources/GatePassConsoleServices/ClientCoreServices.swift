@@ -2,7 +2,6 @@ import Foundation
 import GatePassClient
 import GatePassConsole
 import GatePassCore
-import Synchronization
 
 /// The console's services backed by the client core: the session and cache of one state
 /// folder, mutations through its outbox.
@@ -288,7 +287,7 @@ public final class ClientCoreServices: ConsoleServices {
 /// core's error taxonomy has no room for it). Guarded by a mutex: `HTTPTransport` is Sendable.
 final class RetryAfterRecorder: HTTPTransport {
     private let base: any HTTPTransport
-    private let retryAfter = Mutex<Int?>(nil)
+    private let retryAfter = Locked<Int?>(nil)
 
     init(base: any HTTPTransport) { self.base = base }
 

@@ -2,12 +2,12 @@ import CSQLite
 import Foundation
 
 /// Checkpoints a WAL-mode database on a thread and connection of its own, so the writer
-/// never does.
+/// copies only what that thread left, and only when the WAL must start again.
 ///
 /// Why: SQLite's automatic checkpoint runs inside the commit that pushed the WAL past 1,000
 /// pages, on the writing connection: it syncs the WAL, copies the pages into the database and
 /// syncs that, and every write waits meanwhile (issue 15's profile: an eighth of the writer's
-/// time under check-ins). Here the writer's commit hook only counts the WAL's pages and wakes
+/// time under check-ins). Here the writer's commit hook counts the WAL's pages and wakes
 /// this thread, which runs a PASSIVE checkpoint — one that never blocks a writer or a reader —
 /// with the sync rules of its own connection's `synchronous` mode.
 ///

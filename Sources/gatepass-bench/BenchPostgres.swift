@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 import GatePassCommands
 import GatePassServer
 import LocalPostgres
@@ -143,7 +144,7 @@ final class WriteLockSampler: Sendable {
         var waiting = 0
         var held = 0
     }
-    private let tally = Mutex(Tally())
+    private let tally = Locked(Tally())
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     static let interval = 0.02

@@ -266,7 +266,7 @@ func printConsoleReport(_ report: ConsoleBenchReport) {
 func seedPendingWalkIns(_ server: GatePassServer, count: Int) throws {
     final class Next: Sendable { let value = Atomic<Int>(0) }
     let next = Next()
-    let failure = Mutex<String?>(nil)
+    let failure = Locked<String?>(nil)
     let now = Date()
     try runThreads(16, limit: 900) { _ in
         while true {

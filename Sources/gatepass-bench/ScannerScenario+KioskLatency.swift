@@ -9,7 +9,6 @@ import GatePassScanner
 import GatePassServer
 import LoopbackHTTP
 import QRCode
-import Synchronization
 
 struct KioskLatency {
     var passes: Int
@@ -119,8 +118,8 @@ func runKioskLatency(_ options: Options, directory: String, library: [ScannerFra
                                   framesPerSecond: 30, start: start)
     // The anchor: a plain check-in POST of another EXPECTED pass, sent halfway through each gap
     // (the kiosk's own check-in is over by then; its frame loop keeps decoding meanwhile).
-    let anchorTimes = Mutex<[Double]>([])
-    let anchorFailure = Mutex<String?>(nil)
+    let anchorTimes = Locked<[Double]>([])
+    let anchorFailure = Locked<String?>(nil)
     let anchorThread = Thread {
         let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
         defer { http.disconnect() }

@@ -7,7 +7,6 @@ import GatePassScanner
 import GatePassServer
 import LoopbackHTTP
 import QRCode
-import Synchronization
 
 // MARK: - zbar, called directly
 
@@ -180,7 +179,7 @@ final class LibraryFrameSource: FrameSource {
 // MARK: - The kiosk's output, timestamped
 
 final class TimestampingTerminal: Terminal {
-    let lines = Mutex<[(at: UInt64, text: String)]>([])
+    let lines = Locked<[(at: UInt64, text: String)]>([])
     func out(_ text: String) {
         let now = monotonicNanoseconds()
         lines.withLock { $0.append((now, text)) }

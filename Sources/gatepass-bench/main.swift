@@ -49,7 +49,7 @@ func seedVisitors(count: Int, startingAt first: Int, port: UInt16, token: String
     let validFrom = Timestamp.format(now.addingTimeInterval(-validSince))
     let validUntil = Timestamp.format(now.addingTimeInterval(86_400))
     let results = (0..<connections).map { _ in ConnectionLog() }
-    let shortIds = Mutex<[String]>([])
+    let shortIds = Locked<[String]>([])
     try runThreads(connections, limit: 600) { index in
         let http = LoopbackHTTPClient(host: "127.0.0.1", port: port, timeoutSeconds: 10)
         let headers = ["Authorization": "Bearer \(token)", "Content-Type": "application/json"]

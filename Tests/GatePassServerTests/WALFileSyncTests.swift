@@ -73,8 +73,8 @@ import Testing
     }
 }
 
-/// Checkpoints off the writer (issue 15): the writer's commit hook only wakes the
-/// checkpointing thread; the writer itself never copies the WAL into the database.
+/// Checkpoints off the writer (issue 15): the writer's commit hook wakes the checkpointing
+/// thread, and copies what that thread left itself only when the WAL must start again.
 @Suite struct WALCheckpointerTests {
     private func writePages(_ connection: Connection, rows: Int, from first: Int = 0) throws {
         for index in first..<(first + rows) {

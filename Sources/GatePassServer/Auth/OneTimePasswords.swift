@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import GatePassCrypto
-import Synchronization
 
 /// The OTP rules of api.md: 6 random digits, valid for a configurable 10 minutes, single
 /// use, a new code replaces the old, a code dies after 5 wrong tries, at most 5 sends per
@@ -25,7 +24,7 @@ final class OneTimePasswords: Sendable {
     let rules: Rules
     private let key: [UInt8]
     /// Plain codes, kept only with --dev so `dev-peek-otp` can show them.
-    private let devCodes: Mutex<[String: String]>?
+    private let devCodes: Locked<[String: String]>?
     private let compare: Comparator
     /// Stands in for the stored HMAC when an email has no code, so that case does the same work.
     private let absentCodeHMAC: [UInt8]
@@ -33,7 +32,7 @@ final class OneTimePasswords: Sendable {
     init(rules: Rules, secret: ServerSecret, devMode: Bool, compare: @escaping Comparator = { constantTimeEquals($0, $1) }) {
         self.rules = rules
         key = secret.key(for: "otp")
-        devCodes = devMode ? Mutex([:]) : nil
+        devCodes = devMode ? Locked([:]) : nil
         self.compare = compare
         absentCodeHMAC = HMACSHA256.authenticate(key: key, message: "no code was issued for this email")
     }
