@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "GatePassServerTests",
                     dependencies: ["GatePassServer", "GatePassCore", "GatePassAPI", "LoopbackHTTP", "SQLite",
                                    "GatePassCrypto", "QRCode", "HTTPServer", "GatePassMail", "CurlHTTP",
-                                   "GatePassScanner", "GatePassTestSupport", "LocalPostgres"]),
+                                   "GatePassScanner", "GatePassScannerCorpus", "GatePassTestSupport", "LocalPostgres"]),
         .testTarget(name: "GatePassClientTests",
                     dependencies: ["GatePassClient", "GatePassServer", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "SQLite", "GatePassCrypto"]),

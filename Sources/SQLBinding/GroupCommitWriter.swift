@@ -204,10 +204,9 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
             }
             let batches = awaitingSync
             awaitingSync.removeAll()
-            let earlierFailure = syncFailure
+            var failure = syncFailure
             syncCondition.unlock()
             let jobs = batches.flatMap(\.jobs)
-            var failure = earlierFailure
             if failure == nil {
                 do { try syncer() } catch { failure = error }
             }

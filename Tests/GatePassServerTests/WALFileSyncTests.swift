@@ -76,6 +76,14 @@ import Testing
 /// Checkpoints off the writer (issue 15): the writer's commit hook wakes the checkpointing
 /// thread, and copies what that thread left itself only when the WAL must start again.
 @Suite struct WALCheckpointerTests {
+    /// A writer in WAL mode with `synchronous = NORMAL` (as the server's writer commits) and
+    /// the table `writePages` fills; `pragmas` are run before the table is made.
+    private func walWriter(at path: String, pragmas: String = "") throws -> Connection {
+        let writer = try Connection(path: path)
+        try writer.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \(pragmas) CREATE TABLE t (n INTEGER, b BLOB);")
+        return writer
+    }
+
     private func writePages(_ connection: Connection, rows: Int, from first: Int = 0) throws {
         for index in first..<(first + rows) {
             try connection.execute("INSERT INTO t VALUES (?, randomblob(8000))", [index])
@@ -85,8 +93,7 @@ import Testing
     @Test func theCheckpointerCheckpointsWhenTheWALPassesItsThreshold() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/c.db"
-            let writer = try Connection(path: path)
-            try writer.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (n INTEGER, b BLOB);")
+            let writer = try walWriter(at: path)
             let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL", threshold: 100)
             checkpointer.takeCheckpoints(from: writer)
             let before = checkpointer.completedCheckpoints
@@ -105,8 +112,7 @@ import Testing
     @Test func theWriterNoLongerCheckpointsByItself() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/n.db"
-            let writer = try Connection(path: path)
-            try writer.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (n INTEGER, b BLOB);")
+            let writer = try walWriter(at: path)
             let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL")
             checkpointer.takeCheckpoints(from: writer)
             checkpointer.stop()
@@ -131,8 +137,7 @@ import Testing
     @Test func theWALStaysBoundedWhenTheCheckpointThreadNeverCatchesUp() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/b.db"
-            let writer = try Connection(path: path)
-            try writer.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (n INTEGER, b BLOB);")
+            let writer = try walWriter(at: path)
             let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL", threshold: .max, restartLimit: 200)
             checkpointer.takeCheckpoints(from: writer)
             try writePages(writer, rows: 700) // 1,400 pages of rows, one commit a row
@@ -152,11 +157,7 @@ import Testing
     @Test func aReaderHoldsTheWALBackOnlyWhileItReads() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/r.db"
-            let writer = try Connection(path: path)
-            try writer.executeScript("""
-                PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 0;
-                CREATE TABLE t (n INTEGER, b BLOB);
-                """)
+            let writer = try walWriter(at: path, pragmas: "PRAGMA journal_size_limit = 0;")
             let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL", threshold: .max, restartLimit: 200)
             checkpointer.takeCheckpoints(from: writer)
             try writePages(writer, rows: 20)
