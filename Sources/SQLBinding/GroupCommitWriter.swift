@@ -164,7 +164,7 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
         }, outsideTransaction: outsideTransaction, finish: { failure in
             if let failure { completion(.failure(failure)) } else { completion(.success(value.withLock { $0! })) }
         })
-        if let failure = syncCondition.withLock({ syncFailure }) {
+        if let failure = knownSyncFailure {
             completion(.failure(failure))
             return
         }
@@ -236,6 +236,11 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
         if let syncFailure { throw syncFailure }
     }
 
+    /// The failure of a sync, once one has failed; nil before (and always without a `syncer`).
+    private var knownSyncFailure: (any Error)? {
+        syncCondition.withLock { syncFailure }
+    }
+
     /// Callers are released on another thread: what they do next (encode, log, resume their
     /// connection) must not hold up the next batch or sync, as every write waits for those.
     private func release(_ jobs: [Job]) {
@@ -260,6 +265,13 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
     }
 
     private func commit(_ all: [Job]) {
+        // After a failed sync nothing may commit (see `syncFailure`): jobs queued before the
+        // failure was known fail here without running.
+        if let failure = knownSyncFailure {
+            for job in all { job.failure = failure }
+            release(all)
+            return
+        }
         for job in all where job.outsideTransaction {
             do {
                 try job.body(connection)
@@ -295,6 +307,13 @@ public final class GroupCommitWriter<Connection: GroupCommitConnection>: @unchec
             } catch {
                 job.failure = error
             }
+        }
+        // A sync that failed while this batch ran: the batch is undone, not committed.
+        if let failure = knownSyncFailure {
+            connection.rollbackBatch()
+            for job in batch { job.failure = failure }
+            release(batch)
+            return
         }
         let sequence = startedSequence.add(1, ordering: .sequentiallyConsistent).newValue
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 import SQLite
 import Synchronization
 import Testing
@@ -166,6 +167,66 @@ import Testing
             #expect(!ran)
             #expect(syncCount == 1)
             writer.close()
+        }
+    }
+
+    /// A job queued before a sync failed, and taken after, never runs: it fails with the
+    /// sync's error and writes nothing. A batch already running when the sync failed is
+    /// rolled back instead of committed. Before, both committed (their callers were then told
+    /// the sync's error, so a request answered 500 could still be in the file after a restart).
+    @Test func jobsQueuedWhenASyncFailsNeverRunAndNothingCommitsAfterIt() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/q.db"
+            let connection = try Connection(path: path)
+            try connection.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (n INTEGER);")
+            let syncStarted = DispatchSemaphore(value: 0)
+            let failTheSync = DispatchSemaphore(value: 0)
+            let writer = GroupCommitWriter(connection: connection, syncer: {
+                syncStarted.signal()
+                failTheSync.wait()
+                throw DiskFailed()
+            })
+            let outcomes = Locked<[Int: String]>([:])
+            let told = DispatchGroup()
+            func submit(_ value: Int, _ body: @escaping @Sendable (Connection) throws -> Void) {
+                told.enter()
+                writer.submit({ db in try body(db) }) { result in
+                    let outcome = switch result {
+                    case .success: "committed"
+                    case .failure(let error): "\(type(of: error))"
+                    }
+                    outcomes.withLock { $0[value] = outcome }
+                    told.leave()
+                }
+            }
+            // 1 commits; its sync is held, then fails.
+            submit(1) { db in try db.execute("INSERT INTO t VALUES (1)") }
+            #expect(syncStarted.wait(timeout: .now() + 60) == .success)
+            // 2 is running on the writer while the sync fails; 3 waits in the queue behind it.
+            let secondRunning = DispatchSemaphore(value: 0)
+            let finishSecond = DispatchSemaphore(value: 0)
+            let thirdRan = Atomic<Bool>(false)
+            submit(2) { db in
+                secondRunning.signal()
+                finishSecond.wait()
+                try db.execute("INSERT INTO t VALUES (2)")
+            }
+            #expect(secondRunning.wait(timeout: .now() + 60) == .success)
+            submit(3) { db in
+                thirdRan.store(true, ordering: .sequentiallyConsistent)
+                try db.execute("INSERT INTO t VALUES (3)")
+            }
+            failTheSync.signal()
+            #expect(throws: DiskFailed.self) { try writer.waitUntilDurable() }
+            finishSecond.signal()
+            #expect(told.wait(timeout: .now() + 60) == .success)
+            writer.close()
+            let thirdDidRun = thirdRan.load(ordering: .sequentiallyConsistent)
+            #expect(!thirdDidRun)
+            #expect(outcomes.withLock { $0 } == [1: "DiskFailed", 2: "DiskFailed", 3: "DiskFailed"])
+            let reader = try Connection(path: path, readOnly: true)
+            defer { reader.close() }
+            #expect(try reader.scalarInt("SELECT COUNT(*) FROM t WHERE n != 1") == 0)
         }
     }
 
