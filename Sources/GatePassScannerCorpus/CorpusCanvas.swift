@@ -1,3 +1,4 @@
+import GatePassCore
 import GatePassScanner
 import QRCode
 
@@ -17,10 +18,10 @@ struct CorpusCanvas {
     var image: GreyImage { GreyImage(width: width, height: height, pixels: pixels) }
 
     /// A gate seen by a fixed camera: a lit gradient, a few boxes and posts.
-    static func scene(width: Int, height: Int, random: inout CorpusRandom) -> CorpusCanvas {
+    static func scene(width: Int, height: Int, random: inout SplitMix64) -> CorpusCanvas {
         var canvas = CorpusCanvas(width: width, height: height, fill: 0)
         canvas.fill { x, y in UInt8(clamping: 110 + 70 * y / height + (x * 30) / width) }
-        var furniture = CorpusRandom(seed: 7)   // the same furniture in every frame
+        var furniture = SplitMix64(seed: 7)   // the same furniture in every frame
         for _ in 0..<8 {
             let w = 20 + Int(furniture.next() % 140), h = 20 + Int(furniture.next() % 180)
             let left = Int(furniture.next() % UInt64(width - w)), top = Int(furniture.next() % UInt64(height - h))
@@ -108,7 +109,7 @@ struct CorpusCanvas {
     }
 
     /// Uniform noise in ±`amplitude`.
-    mutating func addNoise(amplitude: Int, random: inout CorpusRandom) {
+    mutating func addNoise(amplitude: Int, random: inout SplitMix64) {
         guard amplitude > 0 else { return }
         let span = UInt64(2 * amplitude + 1)
         for index in pixels.indices {

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 import GatePassScanner
 import QRCode
 
@@ -52,7 +53,7 @@ public enum ScannerCorpus {
     public static func hardCases(seed: UInt64 = 15, casesPerClass: Int, framesPerCase: Int,
                                  classes: [HardCaseClass] = HardCaseClass.allCases) throws(ScannerError) -> [HardCase] {
         precondition(casesPerClass > 0 && framesPerCase > 0, "a corpus needs cases and frames")
-        var random = CorpusRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var cases: [HardCase] = []
         for kind in classes {
             for number in 0..<casesPerClass {
@@ -70,7 +71,7 @@ public enum ScannerCorpus {
 
     /// The gate with nobody in front of it: the background every case is drawn on.
     public static func emptyScene(seed: UInt64 = 15) -> GreyImage {
-        var random = CorpusRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var canvas = CorpusCanvas.scene(width: width, height: height, random: &random)
         canvas.addNoise(amplitude: 6, random: &random)
         return canvas.image
@@ -80,7 +81,7 @@ public enum ScannerCorpus {
     /// barcode-like stripes, scattered finder-like squares (the 1:1:3:1:1 target of a QR
     /// corner, without a code around them), and the empty scene.
     public static func decoys(seed: UInt64 = 15) -> [Decoy] {
-        var random = CorpusRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var noise = CorpusCanvas(width: width, height: height, fill: 128)
         noise.addNoise(amplitude: 127, random: &random)
         var checkerboard = CorpusCanvas(width: width, height: height, fill: 255)
@@ -113,7 +114,7 @@ public enum ScannerCorpus {
     // MARK: - Drawing one frame
 
     private static func draw(text: String, pose: Pose, kind: HardCaseClass,
-                             random: inout CorpusRandom) throws(ScannerError) -> GreyImage {
+                             random: inout SplitMix64) throws(ScannerError) -> GreyImage {
         // Texts are short and ASCII here: libqrencode cannot fail on them.
         let code = try! QRCode(text)
         var canvas = CorpusCanvas.scene(width: width, height: height, random: &random)
@@ -129,7 +130,7 @@ public enum ScannerCorpus {
 
     /// A pass text of the kind each class carries: short ids mostly, a long signed-looking
     /// text for the small-module class. Distinct across the corpus.
-    private static func passText(kind: HardCaseClass, number: Int, random: inout CorpusRandom) -> String {
+    private static func passText(kind: HardCaseClass, number: Int, random: inout SplitMix64) -> String {
         let alphabet = Array("23456789ABCDEFGHJKMNPQRSTVWXYZ")
         func characters(_ count: Int) -> String {
             String((0..<count).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
@@ -155,7 +156,7 @@ struct Pose {
     var blurRadius: Int
     var noise: Int
 
-    static func random(for kind: HardCaseClass, random: inout CorpusRandom) -> Pose {
+    static func random(for kind: HardCaseClass, random: inout SplitMix64) -> Pose {
         let centre = (x: 320 + random.uniform(-60, 60), y: 240 + random.uniform(-40, 40))
         switch kind {
         case .rotation:
@@ -177,7 +178,7 @@ struct Pose {
     }
 
     /// The same pose, moved as a hand holding it trembles between two frames.
-    func trembled(_ random: inout CorpusRandom) -> Pose {
+    func trembled(_ random: inout SplitMix64) -> Pose {
         var moved = self
         moved.centre = (centre.x + random.uniform(-1.5, 1.5), centre.y + random.uniform(-1.5, 1.5))
         moved.degrees += random.uniform(-0.7, 0.7)
@@ -196,24 +197,5 @@ struct Pose {
         return unrotated.map { (x, y) in
             (centre.x + x * cos(angle) - y * sin(angle), centre.y + x * sin(angle) + y * cos(angle))
         }
-    }
-}
-
-/// SplitMix64 (Steele, Lea & Flood): small, fast and seedable, so the corpus is reproducible.
-/// Public so that the scanner's tests and bench draw their other frames from the same generator.
-public struct CorpusRandom: RandomNumberGenerator {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in `low..<high`.
-    public mutating func uniform(_ low: Double, _ high: Double) -> Double {
-        low + (high - low) * Double(next() >> 11) / Double(1 << 53)
     }
 }

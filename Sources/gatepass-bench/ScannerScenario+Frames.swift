@@ -12,9 +12,6 @@ import Synchronization
 
 // MARK: - Frames
 
-/// SplitMix64 (the scanner corpus's): fast, seedable, good enough for noise.
-typealias ScannerRandom = CorpusRandom
-
 /// One library frame: its Y plane and the code drawn in it (nil for an empty frame).
 struct ScannerFrame {
     var pixels: [UInt8]
@@ -26,7 +23,7 @@ enum ScannerFrames {
     static let height = 480
 
     /// A few lit scenes of the same gate: gradient, a door, posts, a sign; the camera does not move.
-    static func scenes(_ random: inout ScannerRandom) -> [[UInt8]] {
+    static func scenes(_ random: inout SplitMix64) -> [[UInt8]] {
         (0..<4).map { scene in
             var pixels = [UInt8](repeating: 0, count: width * height)
             let brightness = 90 + 25 * scene
@@ -36,7 +33,7 @@ enum ScannerFrames {
                     pixels[y * width + x] = UInt8(clamping: value)
                 }
             }
-            var shapes = ScannerRandom(seed: 7)   // the same furniture in every scene, lit differently
+            var shapes = SplitMix64(seed: 7)   // the same furniture in every scene, lit differently
             for _ in 0..<12 {
                 let w = 20 + Int(shapes.next() % 180), h = 20 + Int(shapes.next() % 220)
                 let x0 = Int(shapes.next() % UInt64(width - w)), y0 = Int(shapes.next() % UInt64(height - h))
@@ -57,7 +54,7 @@ enum ScannerFrames {
 
     /// Draws a frame: the scene, optionally a pass (quiet zone included), then uniform noise.
     static func draw(scene: [UInt8], code: QRCode?, module: Int, origin: (x: Int, y: Int), dark: UInt8, light: UInt8,
-                     noise: Int, random: inout ScannerRandom) -> [UInt8] {
+                     noise: Int, random: inout SplitMix64) -> [UInt8] {
         var pixels = scene
         pixels.withUnsafeMutableBufferPointer { pixels in
             if let code {
@@ -93,7 +90,7 @@ enum ScannerFrames {
         return pixels
     }
 
-    static func randomShortId(_ random: inout ScannerRandom) -> String {
+    static func randomShortId(_ random: inout SplitMix64) -> String {
         String((0..<8).map { _ in ShortID.alphabet[Int(random.next() % 32)] })
     }
 
@@ -104,9 +101,9 @@ enum ScannerFrames {
     ///   - passText: the text of the pass of each visit (a random `GP1:` id unless given),
     ///     drawn with error correction `errorCorrection`.
     static func library(count: Int, errorCorrection: QRCode.ErrorCorrection = .medium,
-                        passText: (inout ScannerRandom) -> String = { "GP1:" + randomShortId(&$0) })
+                        passText: (inout SplitMix64) -> String = { "GP1:" + randomShortId(&$0) })
         throws -> (frames: [ScannerFrame], visits: Int) {
-        var random = ScannerRandom(seed: 0x6A7E_9A55)
+        var random = SplitMix64(seed: 0x6A7E_9A55)
         let scenes = scenes(&random)
         var frames: [ScannerFrame] = []
         frames.reserveCapacity(count)

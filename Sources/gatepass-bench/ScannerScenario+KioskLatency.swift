@@ -65,7 +65,7 @@ func runKioskLatency(_ options: Options, directory: String, library: [ScannerFra
 
     // One pass frame per visitor (module 4–6 px, somewhere in the picture), checked readable
     // beforehand so the first frame with the code is the one that decodes.
-    var random = ScannerRandom(seed: 0x5CA7)
+    var random = SplitMix64(seed: 0x5CA7)
     let scenes = ScannerFrames.scenes(&random)
     let checker = try QRDecoder()
     var passFrames: [[UInt8]] = []

@@ -1,5 +1,6 @@
 import CursesTerminal
 import GatePassConsole
+import GatePassCore
 import Testing
 
 /// `KEY_RESIZE` as `<ncursesw/curses.h>` defines it (0632), pinned here on purpose.
@@ -150,7 +151,7 @@ private func feedAll(_ decoder: inout KeyDecoder, _ pieces: [String]) -> [Key] {
     /// so a failure replays): none gives a key other than the cursor keys the decoder knows,
     /// and each is consumed whole, so the letter typed after it is that letter.
     @Test func randomSequencesNeverBecomeTypedKeys() {
-        var random = SplitMix(seed: 0x6761_7465)
+        var random = SplitMix64(seed: 0x6761_7465)
         let cursorKeys: Set<Key> = [.up, .down, .left, .right, .home, .end, .pageUp, .pageDown, .delete, .backTab]
         for _ in 0..<5000 {
             var sent = "\u{1B}"
@@ -176,18 +177,5 @@ private func feedAll(_ decoder: inout KeyDecoder, _ pieces: [String]) -> [Key] {
             #expect(keys.allSatisfy { cursorKeys.contains($0) } && keys.count <= 1, "\(sent.debugDescription) gave \(keys)")
             #expect(decoder.feed("x") == [.character("x")], "\(sent.debugDescription) was not consumed whole")
         }
-    }
-}
-
-/// SplitMix64: a repeatable random stream (called directly, never through a generic `inout`).
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

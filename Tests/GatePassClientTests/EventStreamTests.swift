@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func binaryGarbageDoesNotCrashAndTheStreamRecovers() {
-        var generator = SplitMixGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         var parser = ServerSentEventParser()
         for _ in 0..<200 {
             let chunk = (0..<Int.random(in: 1...1000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -138,19 +138,6 @@ import Testing
         #expect(events.last == ServerEvent(id: 1, kindName: "message", data: "ok"))
         // Invalid UTF-8 in data becomes U+FFFD instead of failing.
         #expect(parser.feed(Array("data: ".utf8) + [0xFF, 0xFE] + Array("\n\n".utf8)).first?.data == "\u{FFFD}\u{FFFD}")
-    }
-}
-
-/// SplitMix64: a repeatable random stream, so a failure can be replayed.
-struct SplitMixGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -39,7 +39,7 @@ import Testing
     /// them, with at least `margin` seconds between a live scan and any window edge (the live
     /// scans come a few seconds after `now`).
     static func generate(count: Int, seed: UInt64, now: Date, day: ValidityWindow) -> [Case] {
-        var random = SplitMixGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let margin = 300
         let today = Int(now.timeIntervalSince(day.from))
         var cases: [Case] = []

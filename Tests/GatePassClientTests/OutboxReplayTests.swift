@@ -131,7 +131,7 @@ import Testing
         try withReplayWorld(passes: 24, transport: { WrappedTransport(base: $0, probe: probe) }) { world, core, _, shortIds in
             // Two scans of every pass, shuffled (seeded) so that lanes see them interleaved;
             // then a check-out of the first pass, then one more scan of it and of another.
-            var generator = SplitMixGenerator(seed: 13)
+            var generator = SplitMix64(seed: 13)
             let scans = (shortIds + shortIds).shuffled(using: &generator)
             var queued: [OutboxEntry] = []
             for shortId in scans { queued.append(try core.queueCheckIn(code: "GP1:\(shortId)", confirmApprovalRequest: false)) }

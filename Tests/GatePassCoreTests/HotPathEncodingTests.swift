@@ -7,10 +7,10 @@ import Testing
 /// entry or a block never depends on which path made it. Values are generated from a seeded
 /// generator, so a failure repeats.
 @Suite struct HotPathEncodingTests {
-    /// Values drawn from the fixtures' seeded generator (SplitMix64).
+    /// Values drawn from a seeded generator (SplitMix64), so a failure repeats.
     struct Generator {
-        var seeded: SeededGenerator
-        init(state: UInt64) { seeded = SeededGenerator(seed: state) }
+        var seeded: SplitMix64
+        init(state: UInt64) { seeded = SplitMix64(seed: state) }
         mutating func next() -> UInt64 { seeded.next() }
         mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
         mutating func bool() -> Bool { next() & 1 == 1 }

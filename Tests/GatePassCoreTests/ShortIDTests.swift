@@ -107,7 +107,7 @@ struct ShortIDTests {
     // MARK: - Generation
 
     @Test func randomIdsAreCanonicalAndDecodeToThemselves() {
-        var generator = SeededGenerator(seed: 1)
+        var generator = SplitMix64(seed: 1)
         for _ in 0..<500 {
             let id = ShortID.random(using: &generator)
             #expect(id.rawValue.count == 8)
@@ -118,9 +118,9 @@ struct ShortIDTests {
     }
 
     @Test func generationIsDeterministicForAGivenGenerator() {
-        var a = SeededGenerator(seed: 0xC0FFEE)
-        var b = SeededGenerator(seed: 0xC0FFEE)
-        var c = SeededGenerator(seed: 0xBEEF)
+        var a = SplitMix64(seed: 0xC0FFEE)
+        var b = SplitMix64(seed: 0xC0FFEE)
+        var c = SplitMix64(seed: 0xBEEF)
         let first = (0..<100).map { _ in ShortID.random(using: &a) }
         let again = (0..<100).map { _ in ShortID.random(using: &b) }
         let other = (0..<100).map { _ in ShortID.random(using: &c) }

@@ -53,25 +53,12 @@ enum Fixture {
     }
 }
 
-/// A deterministic generator (SplitMix64) for reproducible "random" data in tests.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A generator that answers the same word (to pin the alphabet's ends). After 64 words it
 /// turns pseudo-random, so an implementation that rejection-samples fails instead of hanging.
 struct ConstantGenerator: RandomNumberGenerator {
     var value: UInt64
     private var calls = 0
-    private var fallback = SeededGenerator(seed: 7)
+    private var fallback = SplitMix64(seed: 7)
     init(value: UInt64) { self.value = value }
     mutating func next() -> UInt64 {
         calls += 1

@@ -1,10 +1,11 @@
 import Foundation
+import GatePassCore
 import Testing
 @testable import GatePassMail
 
 @Suite struct MIMEBuilderTests {
     func build(_ message: MailMessage = invitation()) throws -> (mail: OutgoingMail, text: String) {
-        var random = SeededRandom()
+        var random = SplitMix64(seed: 42)
         let mail = try MIMEBuilder.build(message, date: testDate, random: &random)
         return (mail, String(decoding: mail.bytes, as: UTF8.self))
     }
@@ -81,7 +82,7 @@ import Testing
     }
 
     @Test func addressesThatCouldBreakAHeaderOrACommandAreRefused() {
-        var random = SeededRandom()
+        var random = SplitMix64(seed: 42)
         for bad in ["zoe@visitor.example\r\nRCPT TO:<x@y>", "zoe visitor@example", "<zoe@example>", "zoe", "a@b,c@d", "@example"] {
             let message = invitation(to: [MailAddress(bad)])
             #expect(throws: MailBuildError.invalidAddress(bad)) { try MIMEBuilder.build(message, date: testDate, random: &random) }

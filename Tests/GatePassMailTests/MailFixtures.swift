@@ -4,19 +4,6 @@ import Foundation
 /// A 1×1 PNG.
 let testPNG = Array(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")!)
 
-/// Deterministic randomness for Message-ID and boundaries (SplitMix64).
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64 = 42) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// 2026-12-01 15:27:19 UTC, a Tuesday.
 let testDate = Date(timeIntervalSince1970: 1_796_138_839)
 

@@ -1,5 +1,6 @@
 import CurlHTTP
 import Foundation
+import GatePassCore
 import GatePassTestSupport
 import Testing
 @testable import GatePassMail
@@ -14,7 +15,7 @@ import Testing
     }
 
     func built(_ message: MailMessage = invitation()) throws -> OutgoingMail {
-        var random = SeededRandom()
+        var random = SplitMix64(seed: 42)
         return try MIMEBuilder.build(message, date: testDate, random: &random)
     }
 

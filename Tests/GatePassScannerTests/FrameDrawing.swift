@@ -1,5 +1,6 @@
 import CMagickWand
 import Foundation
+import GatePassCore
 import GatePassScannerCorpus
 import QRCode
 @testable import GatePassScanner
@@ -216,8 +217,6 @@ enum Y4MWriter {
     }
 }
 
-/// Test frames must be the same on every run: the corpus's seedable SplitMix64.
-typealias SplitMix64 = CorpusRandom
 
 /// A fresh temporary folder, removed after `body`.
 @discardableResult
