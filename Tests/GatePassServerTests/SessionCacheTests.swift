@@ -1,5 +1,6 @@
 import Foundation
 import GatePassCore
+import HTTPServer
 import LoopbackHTTP
 import Testing
 @testable import GatePassServer
@@ -118,5 +119,27 @@ import Testing
                         generation: 7, readAt: now)
         }
         #expect(cache.count <= SessionCache.capacity)
+    }
+}
+
+/// The stats cache's own rules. Its key holds `checkpointId` as the query sent it, so any
+/// scanner token can make every request a new key: they must not grow the server's memory.
+@Suite struct StatsCacheTests {
+    @Test func entriesServeOnlyTheirGenerationDayAndKeyAndAFloodOfKeysIsBounded() throws {
+        let cache = StatsCache()
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let today = ValidityWindow.day(containing: now, in: TimeZone(identifier: "UTC")!)
+        let answer = HTTPResponse(status: 200, body: Array("{\"checkedIn\":3}".utf8))
+        let gate = StatsCache.Key(organization: "o1", checkpoint: "g1")
+        cache.store(answer, for: gate, generation: 4, day: today)
+        #expect(cache.lookup(gate, generation: 4, now: now)?.body == answer.body)
+        #expect(cache.lookup(gate, generation: 5, now: now) == nil, "a write committed since")
+        #expect(cache.lookup(gate, generation: 4, now: today.until.addingTimeInterval(1)) == nil, "another day")
+        #expect(cache.lookup(StatsCache.Key(organization: "o1", checkpoint: nil), generation: 4, now: now) == nil)
+        #expect(cache.lookup(StatsCache.Key(organization: "o2", checkpoint: "g1"), generation: 4, now: now) == nil)
+        for index in 0..<(StatsCache.capacity + 10) {
+            cache.store(answer, for: StatsCache.Key(organization: "o1", checkpoint: "hostile-\(index)"), generation: 4, day: today)
+        }
+        #expect(cache.count <= StatsCache.capacity)
     }
 }

@@ -24,8 +24,7 @@ import GatePassCore
 /// the caller on every use). Unknown sessions are not cached: a token for one is rare, and
 /// each is checked afresh.
 final class SessionCache: Sendable {
-    private struct Entry {
-        var generation: UInt64
+    private struct Entry: Sendable {
         var readAt: Date
         var claims: TokenClaims
         var session: StoredSession
@@ -36,34 +35,25 @@ final class SessionCache: Sendable {
     /// distinct tokens must not grow the server's memory).
     static let capacity = 10_000
 
-    private let entries = Locked<[PresentedCredential: Entry]>([:])
+    private let entries = GenerationCache<PresentedCredential, Entry>(capacity: SessionCache.capacity)
 
     /// The claims and the row stored for `credential` while the generation was `generation`,
     /// if it still is and the row was read no more than `maximumAge` before `now`.
     func lookup(_ credential: PresentedCredential, generation: UInt64,
                 now: Date) -> (claims: TokenClaims, session: StoredSession)? {
-        entries.withLock { entries in
-            guard let entry = entries[credential], entry.generation == generation,
-                  entry.readAt <= now, now.timeIntervalSince(entry.readAt) < Self.maximumAge
-            else { return nil }
-            return (entry.claims, entry.session)
-        }
+        entries.lookup(credential, generation: generation) { entry in
+            entry.readAt <= now && now.timeIntervalSince(entry.readAt) < Self.maximumAge
+        }.map { ($0.claims, $0.session) }
     }
 
     /// Keeps `session`, read in a transaction that began while the generation was
     /// `generation`, for `credential`, whose signature gave `claims`.
     func store(_ session: StoredSession, claims: TokenClaims, for credential: PresentedCredential,
                generation: UInt64, readAt: Date) {
-        entries.withLock { entries in
-            if entries.count >= Self.capacity {
-                entries = entries.filter { $0.value.generation == generation }
-                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            }
-            entries[credential] = Entry(generation: generation, readAt: readAt, claims: claims, session: session)
-        }
+        entries.store(Entry(readAt: readAt, claims: claims, session: session), for: credential, generation: generation)
     }
 
-    var count: Int { entries.withLock { $0.count } }
+    var count: Int { entries.count }
 }
 
 /// A credential as a request presents it, not yet verified: a bearer token or an event ticket

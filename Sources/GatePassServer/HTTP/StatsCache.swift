@@ -17,31 +17,27 @@ final class StatsCache: Sendable {
 
     /// An answer with the day it counts: "today" in the site's zone as it was in that
     /// generation (a change of the zone is a committed write, so it moves the generation).
-    private struct Entry {
-        var generation: UInt64
+    private struct Entry: Sendable {
         var day: ValidityWindow
         var response: HTTPResponse
     }
 
+    /// Live keys are an organization's gates and "all gates"; more than this are a client
+    /// inventing `checkpointId`s (see `GenerationCache`).
+    static let capacity = 1_000
+
     /// The encoded answer is kept, so a hit costs neither a query nor JSON encoding.
-    private let entries = Locked<[Key: Entry]>([:])
+    private let entries = GenerationCache<Key, Entry>(capacity: StatsCache.capacity)
 
     /// The answer for `key` if no write committed since it was computed and `now` still falls
     /// on the day it counts. A hit needs no query, not even for the site's zone.
     func lookup(_ key: Key, generation: UInt64, now: Date) -> HTTPResponse? {
-        entries.withLock { entries in
-            guard let entry = entries[key], entry.generation == generation,
-                  entry.day.from <= now, now <= entry.day.until
-            else { return nil }
-            return entry.response
-        }
+        entries.lookup(key, generation: generation) { $0.day.from <= now && now <= $0.day.until }?.response
     }
 
     func store(_ response: HTTPResponse, for key: Key, generation: UInt64, day: ValidityWindow) {
-        entries.withLock { entries in
-            // Stale generations are useless; dropping them bounds the cache to the live keys.
-            if entries.count > 1_000 { entries = entries.filter { $0.value.generation == generation } }
-            entries[key] = Entry(generation: generation, day: day, response: response)
-        }
+        entries.store(Entry(day: day, response: response), for: key, generation: generation)
     }
+
+    var count: Int { entries.count }
 }

@@ -32,16 +32,16 @@ public final class ServerDatabase: Sendable {
 
     /// Runs `body` in a durable write transaction and returns after its commit.
     func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
-        let notes = CommitNotes()
+        let notes = TransactionNotes()
         defer { committed(notes) }
-        return try engine.write { tx in try notes.running(body, in: tx) }
+        return try engine.write { tx in try Self.run(body, in: tx, carryingNotesTo: notes) }
     }
 
     /// Queues `body` for the writer and returns at once; `completion` runs after the commit.
     func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let notes = CommitNotes()
-        engine.writeAsync({ tx in try notes.running(body, in: tx) }) { [self] result in
+        let notes = TransactionNotes()
+        engine.writeAsync({ tx in try Self.run(body, in: tx, carryingNotesTo: notes) }) { [self] result in
             committed(notes)
             completion(result)
         }
@@ -49,7 +49,7 @@ public final class ServerDatabase: Sendable {
 
     /// After a write's commit (or its failure) and before anyone hears of it: the caches'
     /// generations move, and the other servers are told of changed principals.
-    private func committed(_ notes: CommitNotes) {
+    private func committed(_ notes: TransactionNotes) {
         writeGeneration.add(1, ordering: .releasing)
         if notes.changedPrincipals {
             principalGeneration.add(1, ordering: .releasing)
@@ -58,17 +58,14 @@ public final class ServerDatabase: Sendable {
         }
     }
 
-    /// What a write's transaction noted, carried to after its commit.
-    private final class CommitNotes: Sendable {
-        private let principals = Atomic<Bool>(false)
-        var changedPrincipals: Bool { principals.load(ordering: .acquiring) }
-
-        func running<T>(_ body: (any Transaction) throws -> T, in tx: any Transaction) throws -> T {
-            // Noted even when `body` throws: a change inside a savepoint that then failed is
-            // rolled back, and a needless bump costs one query per cached session.
-            defer { if tx.changedPrincipals { principals.store(true, ordering: .releasing) } }
-            return try body(tx)
-        }
+    /// Runs a write's body and copies what its transaction noted into `notes`, which outlive
+    /// the transaction, for `committed`.
+    private static func run<T>(_ body: (any Transaction) throws -> T, in tx: any Transaction,
+                               carryingNotesTo notes: TransactionNotes) throws -> T {
+        // Noted even when `body` throws: a change inside a savepoint that then failed is
+        // rolled back, and a needless bump costs one query per cached session.
+        defer { if tx.changedPrincipals { notes.notePrincipalsChanged() } }
+        return try body(tx)
     }
 
     /// Runs `body` in one read transaction.

@@ -37,8 +37,9 @@ protocol Transaction {
 }
 
 /// Set by repositories as they change rows that caches outside the transaction depend on;
-/// read by `ServerDatabase` after the commit. One per transaction (a group commit's jobs each
-/// have their own), so a job's note never leaks to another's.
+/// read by `ServerDatabase` after the commit (each write keeps one to carry them past it).
+/// One per transaction (a group commit's jobs each have their own), so a job's note never
+/// leaks to another's.
 final class TransactionNotes: Sendable {
     private let principals = Atomic<Bool>(false)
 
