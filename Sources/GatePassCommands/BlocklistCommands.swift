@@ -29,7 +29,7 @@ enum BlocklistCommands {
 }
 
 struct BlocklistListCommand: GatePassCommand {
-    static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many entries (default 50, at most 500).")
+    static let limit = PageOptions.limit(of: "entries")
     static let configuration = CommandConfiguration(
         name: "gatepass blocklist list",
         overview: "The organization's blocklist, newest entry first: who (name and company, email, phone), until when (site time), the reason and the entry's id. Expired entries are listed too; they block nobody.",
@@ -38,7 +38,7 @@ struct BlocklistListCommand: GatePassCommand {
     var limit: Int
     var json: Bool
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        limit = try arguments.value(Self.limit) ?? 50
+        limit = try arguments.value(Self.limit) ?? PageOptions.defaultLimit
         json = arguments.has(OutputOptions.json)
     }
 

@@ -105,7 +105,7 @@ struct CheckpointRetireCommand: GatePassCommand {
 }
 
 struct ScannerTokenListCommand: GatePassCommand {
-    static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many tokens (default 50, at most 500).")
+    static let limit = PageOptions.limit(of: "tokens")
     static let configuration = CommandConfiguration(
         name: "gatepass scanner-token list",
         overview: "The live scanner tokens of your organization, newest first (OWNER/ADMIN): people's and enrolled kiosks', with their checkpoint and last use (recorded at most once a minute).",
@@ -114,7 +114,7 @@ struct ScannerTokenListCommand: GatePassCommand {
     var limit: Int
     var json: Bool
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        limit = try arguments.value(Self.limit) ?? 50
+        limit = try arguments.value(Self.limit) ?? PageOptions.defaultLimit
         json = arguments.has(OutputOptions.json)
     }
 

@@ -11,7 +11,7 @@ enum MailCommands {
 }
 
 struct MailListCommand: GatePassCommand {
-    static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many mails (default 50, at most 500).")
+    static let limit = PageOptions.limit(of: "mails")
     static let configuration = CommandConfiguration(
         name: "gatepass mail list",
         overview: "The server's mail log, newest first: login codes, invitations, arrival and approval notices, tests; queued, sent or failed, with the last error. Mail bodies are never shown.",
@@ -20,7 +20,7 @@ struct MailListCommand: GatePassCommand {
     var limit: Int
     var json: Bool
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        limit = try arguments.value(Self.limit) ?? 50
+        limit = try arguments.value(Self.limit) ?? PageOptions.defaultLimit
         json = arguments.has(OutputOptions.json)
     }
 

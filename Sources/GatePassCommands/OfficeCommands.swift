@@ -279,7 +279,7 @@ struct VisitorListCommand: GatePassCommand {
     static let to = dayOption("--to", help: "Only visitors whose pass is valid on or before this day.")
     static let search = VisitorFieldOptions.text("--search", value: "TEXT", maxLength: 100,
                                                  help: "Only visitors whose name, email, phone, company or short id contains this text (any case).")
-    static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many visitors (default 50, at most 500).")
+    static let limit = PageOptions.limit(of: "visitors")
     static let configuration = CommandConfiguration(
         name: "gatepass visitor list",
         overview: "List visitors, newest registration first, with their validity in site time (OWNER/ADMIN).",
@@ -334,7 +334,7 @@ struct VisitorListCommand: GatePassCommand {
             (from, to) = (day, day)
         }
         search = try arguments.value(Self.search)
-        limit = try arguments.value(Self.limit) ?? 50
+        limit = try arguments.value(Self.limit) ?? PageOptions.defaultLimit
         json = arguments.has(OutputOptions.json)
     }
 

@@ -89,7 +89,7 @@ struct PushTestCommand: GatePassCommand {
 struct PushDeliveriesCommand: GatePassCommand {
     static let token = Option<String>("--token", value: "T", required: true, help: "The device token.")
     static let database = ServerOptions.database("Read this database.")
-    static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many (default 50, at most 500).")
+    static let limit = PageOptions.limit(of: nil)
     static let configuration = CommandConfiguration(
         name: "gatepass push-deliveries",
         overview: "List the push deliveries of one device token, newest first: pending, delivered or failed.",
@@ -104,7 +104,7 @@ struct PushDeliveriesCommand: GatePassCommand {
     init(parsing arguments: ParsedArguments) throws(UsageError) {
         token = try arguments.required(Self.token)
         registry = try PushCommands.Registry(arguments, database: Self.database)
-        limit = try arguments.value(Self.limit) ?? 50
+        limit = try arguments.value(Self.limit) ?? PageOptions.defaultLimit
         json = arguments.has(OutputOptions.json)
     }
 

@@ -57,7 +57,7 @@ enum UserCommands {
 }
 
 struct UserListCommand: GatePassCommand {
-    static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many users (default 50, at most 500).")
+    static let limit = PageOptions.limit(of: "users")
     static let configuration = CommandConfiguration(
         name: "gatepass user list",
         overview: "The users of your organization, newest first (OWNER/ADMIN): role, whether an APPROVER can scan, disabled, last login.",
@@ -66,7 +66,7 @@ struct UserListCommand: GatePassCommand {
     var limit: Int
     var json: Bool
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        limit = try arguments.value(Self.limit) ?? 50
+        limit = try arguments.value(Self.limit) ?? PageOptions.defaultLimit
         json = arguments.has(OutputOptions.json)
     }
 

@@ -64,7 +64,7 @@ struct StatsCommand: GatePassCommand {
 }
 
 struct HistoryCommand: GatePassCommand {
-    static let limit = Option<Int>("--limit", value: "N", in: 1...500, help: "How many scans (default 50, at most 500).")
+    static let limit = PageOptions.limit(of: "scans")
     static let result = Option<ScanResult>("--result", value: "R", help: "Only scans with this result, e.g. CHECKED_IN.") {
         (text: String) throws(UsageError) in
         guard let parsed = ScanResult(rawValue: text.uppercased()) else {
@@ -94,7 +94,7 @@ struct HistoryCommand: GatePassCommand {
     var json: Bool
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
-        limit = try arguments.value(Self.limit) ?? 50
+        limit = try arguments.value(Self.limit) ?? PageOptions.defaultLimit
         filter.result = try arguments.value(Self.result)
         filter.from = try arguments.value(Self.from)
         filter.to = try arguments.value(Self.to)
