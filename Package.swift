@@ -85,7 +85,7 @@ let package = Package(
         .target(name: "GatePassScannerCorpus", dependencies: ["GatePassScanner", "QRCode"]),
         // The console's screens: view models, keys and drawing over plain values (no HTTP, SQLite or files).
         .target(name: "GatePassConsole", dependencies: ["GatePassCore"]),
-        .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole"]),
+        .target(name: "CursesTerminal", dependencies: ["CNcursesw", "GatePassConsole", "GatePassCore"]),
         // What the screens ask of the world, over the client core, the file system and the camera.
         .target(name: "GatePassConsoleServices",
                 dependencies: ["GatePassConsole", "GatePassClient", "GatePassCore", "GatePassScanner", "QRCode"]),
@@ -119,7 +119,7 @@ let package = Package(
         // What several test targets share: the SMTP sink (smtp_sink.py, python3-aiosmtpd) and the
         // external renderers (rsvg-convert, ImageMagick, cairosvg, Chromium) run one at a time.
         // LocalPostgres: the test process's one throw-away PostgreSQL cluster, shared by its tests.
-        .target(name: "GatePassTestSupport", dependencies: ["GatePassScanner", "LocalPostgres"], path: "Tests/GatePassTestSupport",
+        .target(name: "GatePassTestSupport", dependencies: ["GatePassCore", "GatePassScanner", "LocalPostgres"], path: "Tests/GatePassTestSupport",
                 exclude: ["smtp_sink.py"]),
         .testTarget(name: "GatePassCoreTests", dependencies: ["GatePassCore"]),
         .testTarget(name: "GatePassServerTests",
@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "GatePassPassTests",
                     dependencies: ["GatePassPass", "QRCode", "GatePassScanner", "GatePassTestSupport"]),
         .testTarget(name: "GatePassCommandsTests",
-                    dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "CurlHTTP", "LoopbackHTTP",
+                    dependencies: ["GatePassCommands", "GatePassServer", "GatePassClient", "GatePassCore", "CurlHTTP", "LoopbackHTTP",
                                    "HTTPServer", "GatePassScanner", "QRCode", "GatePassConsoleServices",
                                    // PostgresCluster, for gatepass db copy into a real PostgreSQL database.
                                    "GatePassTestSupport", "LocalPostgres"]),

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import CNcursesw
 import GatePassConsole
-import Synchronization
+import GatePassCore
 
 /// The thin curses driver of the console: paints a `Canvas`, reads `Key`s, rings the bell.
 /// Everything the screens decide lives in `GatePassConsole`; this type only talks to ncursesw.
@@ -26,7 +26,7 @@ import Synchronization
 /// ```
 public final class CursesTerminal {
     /// Whether a terminal is open in this process.
-    private static let isOpen = Mutex<Bool>(false)
+    private static let isOpen = Locked<Bool>(false)
 
     /// The ncurses `SCREEN *` made by `newterm`.
     private let screen: OpaquePointer

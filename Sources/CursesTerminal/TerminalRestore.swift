@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CNcursesw
+import GatePassCore
 import Synchronization
 
 /// Gives the terminal back (`endwin`) on every way out of the process: `close()`, `exit` (an
@@ -30,7 +31,7 @@ enum TerminalRestore {
         return buffer
     }()
 
-    private static let atexitRegistered = Mutex<Bool>(false)
+    private static let atexitRegistered = Locked<Bool>(false)
 
     /// Calls `endwin` once, if curses still owns the terminal.
     static func restore() {

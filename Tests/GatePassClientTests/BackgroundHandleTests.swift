@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Foundation
 import GatePassCore
-import Synchronization
 import Testing
 @testable import GatePassClient
 @testable import GatePassServer
@@ -32,7 +31,7 @@ import Testing
         #expect(silent.waitForConnection(timeout: 30), "the drain's request reached the silent server")
 
         // The person's requests, on another thread so that a hang shows as a timeout here.
-        let outcome = Mutex<(profile: String?, checkIn: String?)>((nil, nil))
+        let outcome = Locked<(profile: String?, checkIn: String?)>((nil, nil))
         let personDone = DispatchSemaphore(value: 0)
         Thread {
             let profile = try? core.whoami()

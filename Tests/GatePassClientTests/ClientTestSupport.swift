@@ -13,7 +13,7 @@ import Testing
 
 /// Collects server log lines (and keeps them out of the test output).
 final class QuietLog: LogSink {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     func log(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }
 }
@@ -144,7 +144,7 @@ struct ClientTestFailure: Error, CustomStringConvertible {
 /// requests (past the client's timeout) until the test releases them.
 final class FaultProxy: HTTPResponder, @unchecked Sendable {
     enum Mode: Sendable { case pass, serviceUnavailable, hold }
-    private let mode = Mutex<Mode>(.pass)
+    private let mode = Locked<Mode>(.pass)
     private let forwarded = Atomic<Int>(0)
     /// Signalled once per held request by `releaseHeld`.
     private let release = DispatchSemaphore(value: 0)

@@ -385,8 +385,8 @@ import Testing
 /// What a consumer reported, for assertions from the test's thread.
 private final class EventStreamRecorder: @unchecked Sendable {
     // @unchecked: the Mutexes guard the records; `changed` only carries the signal.
-    private let recordedEvents = Mutex<[ServerEvent]>([])
-    private let recordedStatuses = Mutex<[EventStreamConsumer.Status]>([])
+    private let recordedEvents = Locked<[ServerEvent]>([])
+    private let recordedStatuses = Locked<[EventStreamConsumer.Status]>([])
     /// Broadcast after every record, so a waiter looks again at once.
     private let changed = NSCondition()
 
@@ -439,7 +439,7 @@ private final class FakeEventServer: Sendable {
     let port: UInt16
     private let listener: Int32
     private let replies: [Reply]
-    private let recorded = Mutex<[Request]>([])
+    private let recorded = Locked<[Request]>([])
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 

@@ -8,7 +8,7 @@ import Testing
 /// empty, so a drain sends nothing and reports at once).
 @Suite struct OutboxServiceTests {
     final class ManualClock: WallClock {
-        private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        private let current = Locked(Date(timeIntervalSince1970: 1_800_000_000))
         func now() -> Date { current.withLock { $0 } }
         func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
     }

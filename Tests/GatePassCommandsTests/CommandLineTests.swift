@@ -1,6 +1,5 @@
 import Foundation
 import GatePassCore
-import Synchronization
 import Testing
 @testable import GatePassCommands
 @testable import GatePassServer
@@ -8,14 +7,14 @@ import Testing
 /// Records what a command printed.
 final class RecordingTerminal: Terminal, @unchecked Sendable {
     // @unchecked: `lines` is a Mutex; `printed` only carries the signal.
-    private let lines = Mutex<(out: [String], err: [String])>(([], []))
+    private let lines = Locked<(out: [String], err: [String])>(([], []))
     /// Broadcast after every line, so `wait(until:)` looks again at once.
     private let printed = NSCondition()
-    private let input: Mutex<[String]>
+    private let input: Locked<[String]>
     /// Answers prompts when set (called at the moment of the prompt).
     private let answer: (@Sendable () -> String?)?
     init(input: [String] = [], answer: (@Sendable () -> String?)? = nil) {
-        self.input = Mutex(input)
+        self.input = Locked(input)
         self.answer = answer
     }
     func out(_ text: String) { lines.withLock { $0.out.append(text) }; signal() }

@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import LoopbackHTTP
-import Synchronization
 import Testing
 @testable import GatePassCommands
 @testable import GatePassServer
@@ -30,7 +29,7 @@ import Testing
                                   "owner@demo.gatepass", "--otp", code], terminal: RecordingTerminal(), environment: environment) == 0)
 
         let terminal = RecordingTerminal()
-        let status = Mutex<Int32?>(nil)
+        let status = Locked<Int32?>(nil)
         let exited = DispatchSemaphore(value: 0)
         let thread = Thread {
             let result = GatePassCLI.main(["gatepass", "events"], terminal: terminal, environment: environment)

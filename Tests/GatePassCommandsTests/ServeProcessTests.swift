@@ -1,6 +1,6 @@
 import Foundation
 import LoopbackHTTP
-import Synchronization
+import GatePassCore
 import Testing
 
 /// Runs the real `gatepass` executable, as an operator would.
@@ -164,7 +164,7 @@ import Testing
                                          json: ["token": "never-connected", "platform": "console"])
         try #require(registered.status / 100 == 2, "\(registered.text)")
 
-        let answer = Mutex<LoopbackHTTPClient.Response?>(nil)
+        let answer = Locked<LoopbackHTTPClient.Response?>(nil)
         let answered = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let response = try? LoopbackHTTPClient(port: port, timeoutSeconds: 60)

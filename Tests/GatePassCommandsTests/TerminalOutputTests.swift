@@ -4,7 +4,6 @@ import GatePassCore
 import GatePassScanner
 import LoopbackHTTP
 import QRCode
-import Synchronization
 import Testing
 @testable import GatePassCommands
 @testable import GatePassServer
@@ -37,7 +36,7 @@ final class ByteRecordingTerminal: Terminal, @unchecked Sendable {
         let core = try gate.core()
         _ = try core.ensureScannerToken(now: Date())
         let decoder = try QRDecoder()
-        let read = Mutex<[String]>([])
+        let read = Locked<[String]>([])
         let kiosk = KioskRunner(core: core, terminal: gate.terminal, clock: SystemWallClock(), options: .init(cooldown: 3, json: false),
                                 notifier: SystemdNotifier(environment: [:])) { frame in
             let codes = try decoder.decode(frame).codes.map(\.text)

@@ -701,18 +701,6 @@ import Testing
 
     // MARK: - Through the client core
 
-    /// A value shared with a transport's closure, behind a lock (transports are Sendable).
-    final class Locked<Value>: @unchecked Sendable {
-        private var value: Value
-        private let lock = NSLock()
-        init(_ value: Value) { self.value = value }
-        func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&value)
-        }
-    }
-
     /// Answers each request with `answer`.
     struct RoutedTransport: HTTPTransport {
         let answer: @Sendable (HTTPRequest) throws(HTTPTransportError) -> HTTPResponse

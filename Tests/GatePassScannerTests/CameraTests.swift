@@ -1,7 +1,6 @@
 import CV4L2
 import Foundation
 import GatePassCore
-import Synchronization
 import Testing
 @testable import GatePassScanner
 
@@ -359,7 +358,7 @@ import Testing
             onTransition: { transition in if case .waiting = transition.to { waiting.signal() } })
         defer { camera.stop() }
         let returned = DispatchSemaphore(value: 0)
-        let gotFrame = Mutex<Bool?>(nil)
+        let gotFrame = Locked<Bool?>(nil)
         Thread {
             let got = try? camera.withNextFrame { _ in Issue.record("no frame can come") }
             gotFrame.withLock { $0 = got }

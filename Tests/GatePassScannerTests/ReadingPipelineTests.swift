@@ -1,6 +1,6 @@
 import CZXingShim
 import GatePassScannerCorpus
-import Synchronization
+import GatePassCore
 import Testing
 @testable import GatePassScanner
 
@@ -16,7 +16,7 @@ import Testing
 
     /// A clock that moves 1 ms each time it is read: zbar and every second try cost 1 ms each.
     final class SteppingClock: Sendable {
-        private let readings = Mutex<UInt64>(0)
+        private let readings = Locked<UInt64>(0)
         var clock: DecoderCostClock { DecoderCostClock { self.advance() } }
         private func advance() -> UInt64 { readings.withLock { $0 += 1_000_000; return $0 } }
     }

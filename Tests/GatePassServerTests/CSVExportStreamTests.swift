@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import HTTPServer
-import Synchronization
 import Testing
 @testable import GatePassServer
 
@@ -14,7 +13,7 @@ import Testing
             try CSVExportEncodingTests.insertScans(CSVExport.pageSize * 2 + 10, server: server, site: site)
             let request = HTTPRequest(method: "GET", path: "/api/admin/scan-history.csv",
                                       headers: ["authorization": "Bearer \(site.ownerToken)"])
-            let answered = Mutex<HTTPResponse?>(nil)
+            let answered = Locked<HTTPResponse?>(nil)
             server.server.application.respond(to: request) { response in answered.withLock { $0 = response } }
             let response = try #require(answered.withLock { $0 })
             #expect(response.status == 200 && response.body.isEmpty)
@@ -48,7 +47,7 @@ import Testing
             while let count = buffer.withUnsafeMutableBytes({ stream.read(into: $0) }) { out += buffer.prefix(count) }
             return String(decoding: out, as: UTF8.self)
         }
-        let asked = Mutex<[Int]>([])
+        let asked = Locked<[Int]>([])
         let limited = CSVExportStream(.scanHistory, firstPage: (0..<3).map(scan), rowLimit: 7, pageSize: 3, readPage: { cursor, limit in
             asked.withLock { $0.append(limit) }
             let start = cursor.map { 10_000 - Int($0.seq) + 1 } ?? 0
@@ -60,7 +59,7 @@ import Testing
         #expect(asked.withLock { $0 } == [3, 1])
 
         struct Broken: Error {}
-        let errors = Mutex<Int>(0)
+        let errors = Locked<Int>(0)
         let failing = CSVExportStream(.scanHistory, firstPage: (0..<3).map(scan), rowLimit: 100, pageSize: 3, readPage: { _, _ in throw Broken() },
                                       onError: { _ in errors.withLock { $0 += 1 } })
         #expect(drain(failing).components(separatedBy: "\r\n").count == 5)

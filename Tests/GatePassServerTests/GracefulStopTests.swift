@@ -1,7 +1,7 @@
 import Foundation
 import HTTPServer
 import LoopbackHTTP
-import Synchronization
+import GatePassCore
 import Testing
 
 /// A responder that takes its time, so a stop arrives while a request is in flight.
@@ -21,7 +21,7 @@ struct SlowResponder: HTTPResponder {
         let started = DispatchSemaphore(value: 0)
         let server = HTTPServer(configuration: .init(port: 0, threads: 2), responder: SlowResponder(started: started))
         let port = try server.start()
-        let answer = Mutex<LoopbackHTTPClient.Response?>(nil)
+        let answer = Locked<LoopbackHTTPClient.Response?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let response = try? LoopbackHTTPClient(port: port).get("/slow")

@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import LoopbackHTTP
-import Synchronization
 import Testing
 @testable import GatePassServer
 
@@ -20,7 +19,7 @@ import Testing
             }, completion: { _ in })
             holding.wait()
 
-            let first = Mutex<LoopbackHTTPClient.Response?>(nil)
+            let first = Locked<LoopbackHTTPClient.Response?>(nil)
             let firstDone = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
                 let answer = try? server.client().send("POST", "/api/visitors", token: token,

@@ -2,12 +2,12 @@ import Foundation
 import HTTPServer
 import LoopbackHTTP
 import SQLite
-import Synchronization
+import GatePassCore
 import Testing
 
 /// A responder that never answers by itself: its replies are handed to the test.
 final class HoldingResponder: HTTPResponder, @unchecked Sendable {
-    let held = Mutex<[@Sendable (HTTPResponse) -> Void]>([])
+    let held = Locked<[@Sendable (HTTPResponse) -> Void]>([])
     let arrived = DispatchSemaphore(value: 0)
     func respond(to request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
         held.withLock { $0.append(reply) }
@@ -21,7 +21,7 @@ final class HoldingResponder: HTTPResponder, @unchecked Sendable {
         let responder = HoldingResponder()
         let server = HTTPServer(configuration: .init(port: 0, threads: 2), responder: responder)
         let port = try server.start()
-        let answer = Mutex<LoopbackHTTPClient.Response?>(nil)
+        let answer = Locked<LoopbackHTTPClient.Response?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let response = try? LoopbackHTTPClient(port: port).get("/waits-forever")
@@ -45,8 +45,8 @@ final class HoldingResponder: HTTPResponder, @unchecked Sendable {
             let writer = GroupCommitWriter(connection: connection)
             let inside = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            let first = Mutex<Result<Int, any Error>?>(nil)
-            let second = Mutex<Result<Int, any Error>?>(nil)
+            let first = Locked<Result<Int, any Error>?>(nil)
+            let second = Locked<Result<Int, any Error>?>(nil)
             let answered = DispatchGroup()
             answered.enter()
             writer.submit({ db -> Int in
@@ -99,7 +99,7 @@ final class HoldingResponder: HTTPResponder, @unchecked Sendable {
     @Test func aPushTestWaitingWhenTheServerStopsIsAnswered503() throws {
         try withSite { server, site in
             try server.registerDevice(site.ownerToken, "owner-console")
-            let answer = Mutex<HTTPAnswer?>(nil)
+            let answer = Locked<HTTPAnswer?>(nil)
             let done = DispatchSemaphore(value: 0)
             let owner = site.ownerToken
             let port = server.port

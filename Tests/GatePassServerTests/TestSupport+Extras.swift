@@ -1,7 +1,6 @@
 import Foundation
 import GatePassCore
 import LoopbackHTTP
-import Synchronization
 import Testing
 @testable import GatePassServer
 
@@ -226,7 +225,7 @@ func withSite<T>(devMode: Bool = true, configure: (inout ServerConfiguration) ->
 func runConcurrently<T: Sendable>(_ count: Int,
                                   _ body: @escaping @Sendable (_ index: Int, _ startGate: () -> Void) throws -> T)
     -> [Result<T, any Error>] {
-    let results = Mutex<[Int: Result<T, any Error>]>([:])
+    let results = Locked<[Int: Result<T, any Error>]>([:])
     let ready = DispatchSemaphore(value: 0)
     let start = DispatchSemaphore(value: 0)
     let done = DispatchGroup()

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import GatePassCore
 
 /// The sink of `smtp_sink.py` (Debian's python3-aiosmtpd) on a free loopback port, with its
 /// own folder: the CA it made, the recorded conversation, one file per received message.
@@ -129,7 +129,7 @@ public final class SMTPSink {
     /// or after 30 s (only a hung sink). A reader thread keeps draining the pipe afterwards.
     static func firstLine(_ output: FileHandle) -> String? {
         let ready = DispatchSemaphore(value: 0)
-        let line = Mutex<String?>(nil)
+        let line = Locked<String?>(nil)
         Thread {
             var printed = ""
             var said = false

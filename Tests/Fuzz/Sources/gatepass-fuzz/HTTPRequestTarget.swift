@@ -1,6 +1,5 @@
 import Foundation
 import GatePassCore
-import Synchronization
 @testable import GatePassServer
 
 extension FuzzTarget {
@@ -114,7 +113,7 @@ final class FuzzedServer: Sendable {
 
 /// How the exchanges of a run ended, so that a slow run says why.
 final class ExchangeStatistics: Sendable {
-    private let counts = Mutex((inputs: 0, slow: 0, unanswered: 0, slowSeconds: 0.0))
+    private let counts = Locked((inputs: 0, slow: 0, unanswered: 0, slowSeconds: 0.0))
 
     func count(_ outcome: LoopbackExchange.Outcome, took elapsed: Duration) {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
