@@ -55,9 +55,7 @@ struct BlocklistListCommand: GatePassCommand {
             let zone = try OfficeCommands.SiteZone(core).zone()
             for entry in page.items { context.terminal.out(BlocklistCommands.line(entry, now: context.clock.now(), in: zone)) }
         }
-        if page.nextCursor != nil {
-            context.terminal.err("the blocklist has more entries than the \(page.items.count) shown; raise --limit (at most 500)")
-        }
+        PageOptions.noteMore(page, of: "blocklist entries", on: context.terminal)
         return 0
     }
 }

@@ -124,7 +124,7 @@ struct ScannerTokenListCommand: GatePassCommand {
             context.terminal.out(ClientCommands.json(page))
         } else {
             for token in page.items { context.terminal.out(visible: GateCommands.describe(token)) }
-            if page.nextCursor != nil { context.terminal.out("(more: raise --limit)") }
+            PageOptions.noteMore(page, of: "scanner tokens", on: context.terminal)
         }
         return 0
     }

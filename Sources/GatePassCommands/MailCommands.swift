@@ -37,6 +37,7 @@ struct MailListCommand: GatePassCommand {
                 if let error = mail.lastError { line += "  last error: \(error)" }
                 context.terminal.out(visible: line)
             }
+            PageOptions.noteMore(page, of: "mails", on: context.terminal)
         }
         return 0
     }

@@ -372,9 +372,7 @@ struct VisitorListCommand: GatePassCommand {
                                                                 window: OfficeCommands.window(visitor.validity, in: zone)))
             }
         }
-        if page.nextCursor != nil {
-            context.terminal.err("more visitors match than the \(page.items.count) shown; raise --limit (at most 500) or narrow the list")
-        }
+        PageOptions.noteMore(page, of: "visitors", filtered: true, on: context.terminal)
         return 0
     }
 }

@@ -76,7 +76,7 @@ struct UserListCommand: GatePassCommand {
             context.terminal.out(ClientCommands.json(page))
         } else {
             for user in page.items { context.terminal.out(visible: UserCommands.describe(user)) }
-            if page.nextCursor != nil { context.terminal.out("(more: raise --limit)") }
+            PageOptions.noteMore(page, of: "users", on: context.terminal)
         }
         return 0
     }

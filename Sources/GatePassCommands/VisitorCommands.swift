@@ -122,6 +122,7 @@ struct HistoryCommand: GatePassCommand {
             for scan in read.value.items {
                 context.terminal.out(visible: "\(scan.scannedAt)  \(scan.result.rawValue)  \(scan.shortId ?? "-")  \(scan.offline ? "offline " : "")raw \(scan.raw ?? "(erased)")")
             }
+            PageOptions.noteMore(read.value, of: "scans", filtered: true, on: context.terminal)
         }
         return 0
     }

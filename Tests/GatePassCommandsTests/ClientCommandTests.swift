@@ -17,6 +17,10 @@ import Testing
         var url: String { "http://127.0.0.1:\(server.port)" }
 
         func gatepass(_ arguments: String..., answer: (@Sendable () -> String?)? = nil) -> (status: Int32, out: String, err: String) {
+            gatepass(arguments, answer: answer)
+        }
+
+        func gatepass(_ arguments: [String], answer: (@Sendable () -> String?)? = nil) -> (status: Int32, out: String, err: String) {
             let terminal = RecordingTerminal(answer: answer)
             let status = GatePassCLI.main(["gatepass"] + arguments, terminal: terminal, environment: environment)
             return (status, terminal.stdout, terminal.stderr)
