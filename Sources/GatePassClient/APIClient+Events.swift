@@ -51,9 +51,9 @@ extension ClientCore {
         return try api(session.server).pushTest(token: session.token, deviceToken: deviceToken, waitSeconds: waitSeconds).items
     }
 
-    public func pushDeliveries(server: String?, deviceToken: String, limit: Int) throws(ClientError) -> [PushDelivery] {
+    public func pushDeliveries(server: String?, deviceToken: String, limit: Int) throws(ClientError) -> Page<PushDelivery> {
         let session = try session(on: server)
-        return try api(session.server).pushDeliveries(token: session.token, deviceToken: deviceToken, limit: limit).items
+        return try api(session.server).pushDeliveries(token: session.token, deviceToken: deviceToken, limit: limit)
     }
 
     public func notifications(unreadOnly: Bool = false, limit: Int? = nil) throws(ClientError) -> Page<NotificationItem> {

@@ -19,7 +19,7 @@ public struct PassCacheSyncReport: Sendable, Equatable {
 
 extension ClientCore {
     /// `/expected` pages hold at most this many items: a full page means more follow.
-    static let expectedPageSize = 500
+    static let expectedPageSize = ListBounds.maximumLimit
     /// A bound on pages per sync: it only stops a server that hands out full pages forever.
     static let maximumSyncPages = 1000
 

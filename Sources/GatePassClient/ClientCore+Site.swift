@@ -20,20 +20,33 @@ extension ClientCore {
     ///   APPROVER or is disabled.
     public func approver(email: String) throws(ClientError) -> UserSummary {
         let wanted = email.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let user = try user(email: wanted) else {
+            throw .local("no user of this organization has the email \(wanted); name an APPROVER's email")
+        }
+        guard user.profile.role == .approver else {
+            throw .local("\(wanted) is \(user.profile.role.rawValue), not an APPROVER; name an APPROVER's email")
+        }
+        guard !user.disabled else { throw .local("the APPROVER \(wanted) is disabled; name another") }
+        return user
+    }
+
+    /// The most pages of `GET /api/users` a search reads: far more users than a site has, so
+    /// reaching it means a server that hands out cursors forever.
+    static let maximumUserPages = 1000
+
+    /// The user of this organization whose email is `email` (case-insensitively), from
+    /// `GET /api/users` page by page; nil when no user has it.
+    /// - Throws: `.local` when the list has not ended after `maximumUserPages` pages.
+    public func user(email: String) throws(ClientError) -> UserSummary? {
+        let wanted = email.trimmingCharacters(in: .whitespaces).lowercased()
         var cursor: String?
-        // A bound on the pages only stops a server that hands out cursors forever.
-        for _ in 0..<1000 {
-            let page = try online { api, token throws(ClientError) in try api.users(token: token, limit: 500, cursor: cursor) }
-            if let user = page.items.first(where: { $0.profile.email.lowercased() == wanted }) {
-                guard user.profile.role == .approver else {
-                    throw .local("\(wanted) is \(user.profile.role.rawValue), not an APPROVER; name an APPROVER's email")
-                }
-                guard !user.disabled else { throw .local("the APPROVER \(wanted) is disabled; name another") }
-                return user
-            }
-            guard let next = page.nextCursor else { break }
+        for _ in 0..<Self.maximumUserPages {
+            let page = try online { api, token throws(ClientError) in try api.users(token: token, limit: ListBounds.maximumLimit, cursor: cursor) }
+            if let user = page.items.first(where: { $0.profile.email.lowercased() == wanted }) { return user }
+            // An empty page with a cursor would only send the same question again.
+            guard let next = page.nextCursor, !page.items.isEmpty else { return nil }
             cursor = next
         }
-        throw .local("no user of this organization has the email \(wanted); name an APPROVER's email")
+        throw .local("the server's user list did not end after \(Self.maximumUserPages) pages; looking for \(wanted) stopped there")
     }
 }

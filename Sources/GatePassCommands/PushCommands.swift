@@ -110,14 +110,20 @@ struct PushDeliveriesCommand: GatePassCommand {
 
     func run(_ context: CommandContext) throws -> Int32 {
         let rows: [PushDelivery]
+        let more: Bool
         let (database, server) = (registry.database, registry.server)
         if let database {
             let store = try PushCommands.openExisting(database)
             defer { store.close() }
-            rows = try PushRegistry.deliveries(store: store, token: token, limit: limit)
+            // One row past the page tells whether the log goes on.
+            let read = try PushRegistry.deliveries(store: store, token: token, limit: limit + 1)
+            rows = Array(read.prefix(limit))
+            more = read.count > limit
         } else {
-                        do {
-                rows = try context.core().pushDeliveries(server: server, deviceToken: token, limit: limit)
+            do {
+                let page = try context.core().pushDeliveries(server: server, deviceToken: token, limit: limit)
+                rows = page.items
+                more = page.nextCursor != nil
             } catch let error as ClientError {
                 throw CommandFailure(ClientCommands.sentence(for: error))
             }
@@ -132,6 +138,8 @@ struct PushDeliveriesCommand: GatePassCommand {
                 context.terminal.out(visible: "\(row.createdAt)  event \(row.eventId)  \(row.kind)  \(row.status)\(finished)")
             }
         }
+        // Also with --json: its plain array (this command's shape from the start) has no cursor to say it.
+        PageOptions.noteMore(shown: rows.count, hasMore: more, of: "deliveries", on: context.terminal)
         return 0
     }
 }

@@ -36,12 +36,7 @@ enum UserCommands {
     static func userId(_ reference: String, _ core: ClientCore) throws -> String {
         guard reference.contains("@") else { return reference }
         let email = reference.lowercased()
-        var cursor: String?
-        repeat {
-            let page = try core.online { api, token throws(ClientError) in try api.users(token: token, limit: 500, cursor: cursor) }
-            if let user = page.items.first(where: { $0.profile.email == email }) { return user.profile.id }
-            cursor = page.nextCursor
-        } while cursor != nil
+        if let user = try core.user(email: email) { return user.profile.id }
         throw CommandFailure("no user of your organization has the email \(email); see gatepass user list")
     }
 

@@ -24,7 +24,7 @@ struct ApprovalsCommand: GatePassCommand {
 struct LookupCommand: GatePassCommand {
     static let query = Argument<String>("QUERY", help: "A short id, or part of a name, phone number or email.")
     static let configuration = CommandConfiguration(
-        name: "gatepass lookup", overview: "Find visitors by short id, name, phone or email (at most 20).",
+        name: "gatepass lookup", overview: "Find visitors by short id, name, phone or email (at most \(ListBounds.lookupLimit)).",
         arguments: [query.spec], options: [OutputOptions.json])
 
     var query: String
@@ -35,8 +35,12 @@ struct LookupCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        ClientCommands.printVisitors(try context.core().lookup(query), asJSON: json,
-                                     whenEmpty: "no visitor matches \(query)", context)
+        let page = try context.core().lookup(query)
+        ClientCommands.printVisitors(page, asJSON: json, whenEmpty: "no visitor matches \(query)", context)
+        // The lookup has no cursor: a full answer may have left some out.
+        if !json && page.items.count >= ListBounds.lookupLimit {
+            context.terminal.err("a lookup shows at most \(ListBounds.lookupLimit) visitors; there may be more: type more of the name, or the short id")
+        }
         return 0
     }
 }

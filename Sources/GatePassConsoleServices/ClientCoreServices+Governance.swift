@@ -8,7 +8,7 @@ import GatePassCore
 // offline could show someone as blocked, or able to log in, who no longer is.
 
 extension ClientCoreServices: GovernanceServices {
-    /// Every page of a list, up to `onSitePageLimit` pages of 500.
+    /// Every page of a list, up to `onSitePageLimit` full pages.
     private func allPages<Item>(_ read: (String?) throws(ClientError) -> Page<Item>) throws(ClientError) -> [Item] {
         var items: [Item] = []
         var cursor: String?
@@ -31,7 +31,7 @@ extension ClientCoreServices: GovernanceServices {
 
     public func blocklist() throws(ConsoleError) -> [BlocklistEntry] {
         try everyPage { api, session, cursor throws(ClientError) in
-            try api.blocklist(token: session.token, limit: Self.historyPageSize, cursor: cursor)
+            try api.blocklist(token: session.token, limit: ListBounds.maximumLimit, cursor: cursor)
         }
     }
 
@@ -47,7 +47,7 @@ extension ClientCoreServices: GovernanceServices {
 
     public func organizationUsers() throws(ConsoleError) -> [UserSummary] {
         try everyPage { api, session, cursor throws(ClientError) in
-            try api.users(token: session.token, limit: Self.historyPageSize, cursor: cursor)
+            try api.users(token: session.token, limit: ListBounds.maximumLimit, cursor: cursor)
         }
     }
 

@@ -7,8 +7,6 @@ import GatePassCore
 
 
 extension ClientCoreServices: HistoryServices {
-    /// The API's page size limit (api.md "Lists": max 500).
-    static let historyPageSize = 500
     /// How long a visitor-name lookup is trusted before names are fetched again for ids it
     /// did not know (so an old day's unknown ids do not cost a request on every reload).
     static let visitorNamesRefresh: TimeInterval = 60
@@ -39,7 +37,7 @@ extension ClientCoreServices: HistoryServices {
                 everyGate.checkpointId = nil
                 repeat {
                     let page = try api.scanHistory(token: token, filter: everyGate,
-                                                   limit: min(Self.historyPageSize, limit - scans.count), cursor: cursor)
+                                                   limit: min(ListBounds.maximumLimit, limit - scans.count), cursor: cursor)
                     scans += page.items.filter { filter.checkpointId == nil || $0.checkpointId == filter.checkpointId }
                     cursor = page.nextCursor
                     // An empty page with a cursor would loop forever on a confused server.
@@ -110,7 +108,7 @@ extension ClientCoreServices: HistoryServices {
         // older visitors stay unnamed rather than costing a request each.
         if !missing.isEmpty, stale, let session = try? core.session(on: nil), session.user.role.managesOrganization {
             let api = APIClient(baseURL: session.server, transport: transport)
-            if let page = try? api.visitors(token: session.token, limit: Self.historyPageSize) {
+            if let page = try? api.visitors(token: session.token, limit: ListBounds.maximumLimit) {
                 var fetched: [String: String] = [:]
                 for visitor in page.items { fetched[visitor.id] = visitor.name }
                 names.merge(fetched) { _, new in new }

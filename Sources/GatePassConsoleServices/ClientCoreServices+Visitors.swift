@@ -16,7 +16,7 @@ struct CachedPage<Value: Codable>: Codable {
 }
 
 extension ClientCoreServices: VisitorsServices {
-    /// Most pages of 500 the roll follows (a site with more people on it than this is not ours).
+    /// Most full pages the roll follows (a site with more people on it than this is not ours).
     static let onSitePageLimit = 20
     static let onSiteKey = "console_onsite"
     static let onSiteLiveKey = "console_onsite_live"
@@ -65,7 +65,7 @@ extension ClientCoreServices: VisitorsServices {
         let key = "console_visitors:" + [query.fromDay, query.status?.rawValue ?? "", query.search ?? ""].joined(separator: "|")
         return try cachedRead(key) { api, session throws(ClientError) in
             let page = try api.visitors(token: session.token, status: query.status, search: query.search, from: query.fromDay,
-                                        limit: Self.historyPageSize)
+                                        limit: ListBounds.maximumLimit)
             return (page.items, page.nextCursor != nil)
         }
     }
@@ -77,7 +77,7 @@ extension ClientCoreServices: VisitorsServices {
             var cursor: String?
             var pages = 0
             repeat {
-                let page = try api.users(token: session.token, limit: Self.historyPageSize, cursor: cursor)
+                let page = try api.users(token: session.token, limit: ListBounds.maximumLimit, cursor: cursor)
                 users += page.items
                 cursor = page.items.isEmpty ? nil : page.nextCursor
                 pages += 1
@@ -168,7 +168,7 @@ extension ClientCoreServices: VisitorsServices {
                 var cursor: String?
                 var pages = 0
                 repeat {
-                    let page = try api.visitors(token: session.token, status: .checkedIn, limit: Self.historyPageSize, cursor: cursor)
+                    let page = try api.visitors(token: session.token, status: .checkedIn, limit: ListBounds.maximumLimit, cursor: cursor)
                     visitors += page.items
                     cursor = page.items.isEmpty ? nil : page.nextCursor
                     pages += 1

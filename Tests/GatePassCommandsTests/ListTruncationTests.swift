@@ -71,4 +71,24 @@ import Testing
             }
         }
     }
+
+    /// A gate's lookup has no cursor: an answer of the most it brings may have left some out.
+    @Test func aFullLookupSaysThereMayBeMore() throws {
+        try UserCommandTests().withLogin("owner@demo.gatepass") { setup in
+            for index in 1...ListBounds.lookupLimit {
+                let added = setup.gatepass("visitor", "add", "--name", "Lina Lookup \(index)", "--email", "lina\(index)@example.com")
+                #expect(added.status == 0, "\(added.err)")
+            }
+            let full = setup.gatepass("lookup", "Lina Lookup")
+            #expect(full.status == 0, "\(full.err)")
+            #expect(full.out.split(separator: "\n").count == ListBounds.lookupLimit)
+            #expect(full.err == "a lookup shows at most 20 visitors; there may be more: type more of the name, or the short id")
+
+            let one = setup.gatepass("lookup", "Lina Lookup 17")
+            #expect(one.out.split(separator: "\n").count == 1)
+            #expect(one.err.isEmpty, "\(one.err)")
+            let json = setup.gatepass("lookup", "Lina Lookup", "--json")
+            #expect(json.err.isEmpty, "\(json.err)")
+        }
+    }
 }

@@ -43,7 +43,9 @@ final class OpenEventStream {
         var database: String
         var url: String { "http://127.0.0.1:\(server.port)" }
 
-        func gatepass(_ arguments: String...) -> (status: Int32, out: String, err: String) {
+        func gatepass(_ arguments: String...) -> (status: Int32, out: String, err: String) { gatepass(arguments) }
+
+        func gatepass(_ arguments: [String]) -> (status: Int32, out: String, err: String) {
             let terminal = RecordingTerminal()
             let status = GatePassCLI.main(["gatepass"] + arguments, terminal: terminal, environment: environment)
             return (status, terminal.stdout, terminal.stderr)
@@ -88,6 +90,20 @@ final class OpenEventStream {
                        database: configuration.database))
     }
 
+    /// A delivery log cut off by `--limit` says so on stderr (the whole log does not), with
+    /// `--json` too: its plain array of rows has no cursor to say it.
+    func expectTheNoteOnACutOffLog(_ setup: Setup, _ source: [String]) throws {
+        let one = setup.gatepass(["push-deliveries"] + source + ["--limit", "1"])
+        #expect(one.status == 0, "\(one.err)")
+        #expect(one.out.split(separator: "\n").count == 1, "\(one.out)")
+        #expect(one.err == "more deliveries than the 1 shown; raise --limit (at most 500)")
+        let whole = setup.gatepass(["push-deliveries"] + source + ["--limit", "500"])
+        #expect(whole.out.split(separator: "\n").count >= 2 && whole.err.isEmpty, "\(whole.err)")
+        let json = setup.gatepass(["push-deliveries"] + source + ["--limit", "1", "--json"])
+        #expect(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]] != nil)
+        #expect(json.err == one.err)
+    }
+
     @Test func pushTestThroughTheServerReportsConnectedThenNotConnected() throws {
         try withSetup { setup in
             let (token, device) = try setup.ownerDevice()
@@ -105,6 +121,7 @@ final class OpenEventStream {
             let log = setup.gatepass("push-deliveries", "--token", device, "--json")
             let rows = try #require(try JSONSerialization.jsonObject(with: Data(log.out.utf8)) as? [[String: Any]])
             #expect(rows.filter { $0["kind"] as? String == "push.test" }.map { $0["status"] as? String } == ["pending", "delivered"])
+            try expectTheNoteOnACutOffLog(setup, ["--server", setup.url, "--token", device])
         }
     }
 
@@ -120,6 +137,7 @@ final class OpenEventStream {
             #expect(gone.status == 0 && gone.out.hasSuffix("not connected"), "\(gone.out) \(gone.err)")
             let rows = setup.gatepass("push-deliveries", "--db", setup.database, "--token", device)
             #expect(rows.status == 0 && rows.out.contains("push.test  delivered") && rows.out.contains("push.test  pending"))
+            try expectTheNoteOnACutOffLog(setup, ["--db", setup.database, "--token", device])
             let unknown = setup.gatepass("push-test", "--db", setup.database, "--token", "nobody", "--wait", "0")
             #expect(unknown.status == 1 && unknown.out == "nobody  error (this token is not registered)")
         }

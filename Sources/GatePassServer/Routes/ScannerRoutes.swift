@@ -286,7 +286,7 @@ extension GatePassApplication {
         guard let search = try Field.search(call.parameter("query"), "query") else {
             throw APIError.badRequest("query must not be empty")
         }
-        let records = try tx.visitors.lookup(organizationId: call.caller.organizationId, search: search, limit: 20)
+        let records = try tx.visitors.lookup(organizationId: call.caller.organizationId, search: search, limit: ListBounds.lookupLimit)
         return JSONBody.response(Page(items: records.map(\.visitor), nextCursor: nil))
     }
 
@@ -315,7 +315,7 @@ extension GatePassApplication {
         }
         let organization = call.caller.organizationId
         let today = ValidityWindow.day(containing: call.now, in: try site(organization, tx).timeZone)
-        let rows = try tx.visitors.changed(organizationId: organization, after: since, validDuring: today, limit: 500)
+        let rows = try tx.visitors.changed(organizationId: organization, after: since, validDuring: today, limit: ListBounds.maximumLimit)
         var items: [Visitor] = []
         var revoked: [String] = []
         for row in rows {

@@ -24,11 +24,11 @@ enum Field {
 
     /// `?limit=`: default 50, above 500 clamped to 500, anything not a positive integer is 400.
     static func limit(_ query: [String: String]) throws(APIError) -> Int {
-        guard let raw = query["limit"] else { return 50 }
+        guard let raw = query["limit"] else { return ListBounds.defaultLimit }
         guard raw.count <= 12, let value = Int(raw), value >= 1 else {
-            throw .badRequest("limit must be a positive integer (at most 500 are returned)")
+            throw .badRequest("limit must be a positive integer (at most \(ListBounds.maximumLimit) are returned)")
         }
-        return min(value, 500)
+        return min(value, ListBounds.maximumLimit)
     }
 
     static func cursor(_ query: [String: String]) throws(APIError) -> ListCursor? {
