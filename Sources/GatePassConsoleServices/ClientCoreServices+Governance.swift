@@ -8,24 +8,10 @@ import GatePassCore
 // offline could show someone as blocked, or able to log in, who no longer is.
 
 extension ClientCoreServices: GovernanceServices {
-    /// Every page of a list, up to `onSitePageLimit` full pages.
-    private func allPages<Item>(_ read: (String?) throws(ClientError) -> Page<Item>) throws(ClientError) -> [Item] {
-        var items: [Item] = []
-        var cursor: String?
-        var pages = 0
-        repeat {
-            let page = try read(cursor)
-            items += page.items
-            cursor = page.items.isEmpty ? nil : page.nextCursor
-            pages += 1
-        } while cursor != nil && pages < Self.onSitePageLimit
-        return items
-    }
-
     /// Every page of one list call with the session's API.
     private func everyPage<Item>(_ read: (APIClient, Session, String?) throws(ClientError) -> Page<Item>) throws(ConsoleError) -> [Item] {
         try call { api, session throws(ClientError) in
-            try allPages { cursor throws(ClientError) in try read(api, session, cursor) }
+            try Self.followPages { cursor throws(ClientError) in try read(api, session, cursor) }.items
         }
     }
 

@@ -16,8 +16,23 @@ struct CachedPage<Value: Codable>: Codable {
 }
 
 extension ClientCoreServices: VisitorsServices {
-    /// Most full pages the roll follows (a site with more people on it than this is not ours).
+    /// Most full pages a list is followed for (a site with more people on it than this is not ours).
     static let onSitePageLimit = 20
+
+    /// Every page of a list, following its cursor, up to `onSitePageLimit` pages; and whether
+    /// the list went on past them. An empty page ends it (a cursor after it would only ask again).
+    static func followPages<Item>(_ read: (String?) throws(ClientError) -> Page<Item>) throws(ClientError) -> (items: [Item], hasMore: Bool) {
+        var items: [Item] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let page = try read(cursor)
+            items += page.items
+            cursor = page.items.isEmpty ? nil : page.nextCursor
+            pages += 1
+        } while cursor != nil && pages < onSitePageLimit
+        return (items, cursor != nil)
+    }
     static let onSiteKey = "console_onsite"
     static let onSiteLiveKey = "console_onsite_live"
 
@@ -73,16 +88,9 @@ extension ClientCoreServices: VisitorsServices {
     /// Every user of the organization (the API's pages followed), cached for names offline.
     private func users() throws(ConsoleError) -> [UserSummary] {
         try cachedRead("console_users") { api, session throws(ClientError) in
-            var users: [UserSummary] = []
-            var cursor: String?
-            var pages = 0
-            repeat {
-                let page = try api.users(token: session.token, limit: ListBounds.maximumLimit, cursor: cursor)
-                users += page.items
-                cursor = page.items.isEmpty ? nil : page.nextCursor
-                pages += 1
-            } while cursor != nil && pages < Self.onSitePageLimit
-            return (users, cursor != nil)
+            try Self.followPages { cursor throws(ClientError) in
+                try api.users(token: session.token, limit: ListBounds.maximumLimit, cursor: cursor)
+            }
         }.value
     }
 
@@ -164,16 +172,9 @@ extension ClientCoreServices: VisitorsServices {
         let live = liveOverlay(Self.onSiteLiveKey)
         do throws(ConsoleError) {
             let read = try cachedRead(Self.onSiteKey) { api, session throws(ClientError) in
-                var visitors: [Visitor] = []
-                var cursor: String?
-                var pages = 0
-                repeat {
-                    let page = try api.visitors(token: session.token, status: .checkedIn, limit: ListBounds.maximumLimit, cursor: cursor)
-                    visitors += page.items
-                    cursor = page.items.isEmpty ? nil : page.nextCursor
-                    pages += 1
-                } while cursor != nil && pages < Self.onSitePageLimit
-                return (visitors, cursor != nil)
+                try Self.followPages { cursor throws(ClientError) in
+                    try api.visitors(token: session.token, status: .checkedIn, limit: ListBounds.maximumLimit, cursor: cursor)
+                }
             }
             guard read.fromCache else {
                 clearLiveOverlay(Self.onSiteLiveKey)

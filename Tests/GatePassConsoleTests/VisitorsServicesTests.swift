@@ -173,6 +173,24 @@ import Testing
         }
     }
 
+    /// The one page walk behind the roll, the users and the governance lists: it stops after
+    /// `onSitePageLimit` pages of a server that never ends (and says there is more), and at an
+    /// empty page whatever its cursor says.
+    @Test func thePageWalkEndsOnAServerThatNeverDoes() throws {
+        let asked = Locked(0)
+        let endless = try ClientCoreServices.followPages { cursor throws(ClientError) in
+            let number = asked.withLock { $0 += 1; return $0 }
+            return Page(items: [number], nextCursor: "after-\(number)")
+        }
+        #expect(endless.items == Array(1...ClientCoreServices.onSitePageLimit) && endless.hasMore)
+        #expect(asked.withLock { $0 } == ClientCoreServices.onSitePageLimit)
+
+        let emptied = try ClientCoreServices.followPages { cursor throws(ClientError) in
+            cursor == nil ? Page(items: [1], nextCursor: "p2") : Page(items: [Int](), nextCursor: "p3")
+        }
+        #expect(emptied.items == [1] && !emptied.hasMore)
+    }
+
     @Test func theRollFollowsEveryPageAndOfflineKeepsTheStreamsChanges() throws {
         let online = Locked(true)
         try withServices({ request throws(HTTPTransportError) in
