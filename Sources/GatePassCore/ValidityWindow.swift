@@ -21,6 +21,11 @@ public struct ValidityWindow: Sendable, Equatable {
 
     public func contains(_ instant: Date) -> Bool { position(of: instant) == .inside }
 
+    /// The first and last instants a pass text can carry: its times are unsigned decimal unix
+    /// seconds of at most ten digits (api.md "Offline passes").
+    public static let earliest = Date(timeIntervalSince1970: 0)
+    public static let latest = Date(timeIntervalSince1970: 9_999_999_999)
+
     /// Whether the window shares at least one instant with `other`.
     public func overlaps(_ other: ValidityWindow) -> Bool { from <= other.until && other.from <= until }
 

@@ -72,8 +72,17 @@ public enum VisitorEditing {
         return edited
     }
 
-    /// A validity window's own rules: it does not end before it starts, and lasts at most 366 days.
+    /// A validity window's own rules: it lies within what a pass text can carry, does not end
+    /// before it starts, and lasts at most 366 days.
     public static func check(_ window: ValidityWindow) throws(FieldRuleViolation) {
+        // A pass text carries its times as unsigned decimal unix seconds (api.md "Offline
+        // passes"), so a window before 1970 would be signed with a sign no reader accepts.
+        guard window.from >= ValidityWindow.earliest else {
+            throw FieldRuleViolation(field: "validFrom", message: "validFrom must not be before 1970-01-01T00:00:00Z")
+        }
+        guard window.until <= ValidityWindow.latest else {
+            throw FieldRuleViolation(field: "validUntil", message: "validUntil must not be after 2286-11-20T17:46:39Z")
+        }
         guard window.from <= window.until else {
             throw FieldRuleViolation(field: "validUntil", message: "validUntil must not be before validFrom")
         }

@@ -37,9 +37,15 @@ public enum PassSVG {
         return svg
     }
 
-    /// What the pass is, in words: the title screen readers and file browsers show.
+    /// What the pass is, in words: the title screen readers and file browsers show. It is all a
+    /// screen reader gets of the picture, so it says everything the picture says in text: the
+    /// visitor, the site, the host (when there is one), the validity and the short id.
     static func title(_ content: PassContent) -> String {
-        "Visitor pass: \(PassText.cleaned(content.visitorName)), \(PassText.cleaned(content.siteName))"
+        var title = "Visitor pass for \(PassText.cleaned(content.visitorName)) at \(PassText.cleaned(content.siteName))"
+        let host = PassText.cleaned(content.hostName)
+        if !host.isEmpty { title += ", host \(host)" }
+        title += ", valid \(PassText.cleaned(content.validity)), short id \(PassText.cleaned(content.shortId))"
+        return title
     }
 
     static func hex(_ grey: UInt8) -> String {

@@ -110,6 +110,25 @@ import Testing
         }
     }
 
+    /// The title is all a screen reader gets of the picture: it names the visitor, the site, the
+    /// host, the validity and the short id (for typing when the scan fails), in that order.
+    @Test func theTitleSaysWhatThePassSays() throws {
+        let svg = PassSVG.document(try PassLayout(content: gp1Content, fonts: fonts), fonts: fonts)
+        let title = try #require(try XMLDocument(xmlString: svg).rootElement()?.elements(forName: "title").first?.stringValue)
+        #expect(title == "Visitor pass for Ada Lovelace at Acme Works — North Gate, host Grace Hopper, "
+            + "valid Tue 1 Dec 2026 09:00 – 17:00 (Europe/Berlin), short id 7K3QX9MZ")
+        var hostless = gp1Content
+        hostless.hostName = ""
+        let withoutHost = PassSVG.document(try PassLayout(content: hostless, fonts: fonts), fonts: fonts)
+        #expect(withoutHost.contains("North Gate, valid Tue 1 Dec"), "no empty host clause")
+        // Hostile text reaches the title cleaned and escaped like every other line.
+        let hostile = PassSVG.document(try PassLayout(content: hostileContent, fonts: fonts), fonts: fonts)
+        let hostileTitle = try #require(try XMLDocument(xmlString: hostile).rootElement()?.elements(forName: "title").first?.stringValue)
+        #expect(hostileTitle.contains("host \"><img src=x onerror=alert(1)> Host"))
+        #expect(hostileTitle.contains("short id <b>7K3Q</b>X9MZ"))
+        #expect(!hostile.contains("<b>"))
+    }
+
     @Test func hostileTextIsCleanedAndEscaped() throws {
         let svg = PassSVG.document(try PassLayout(content: hostileContent, fonts: fonts), fonts: fonts)
         #expect(!svg.contains("<script"))

@@ -89,7 +89,7 @@ import Testing
             let code = try server.store.write { tx in try otp.issue(email: "known@acme.test", now: now, tx) }
             let wrong = code == "000000" ? "000001" : "000000"
             func redeem(_ email: String, _ code: String) throws -> (Bool, [(stored: Int, computed: Int)]) {
-                let result = try server.store.write { tx in try otp.redeem(email: email, code: code, now: now, tx) }
+                let result = try server.store.write { tx in try otp.redeem(email: email, code: code, now: now, tx.otps) }
                 return (result, counter.take())
             }
             let cases: [(String, String, Bool)] = [("nobody@acme.test", code, false), ("known@acme.test", wrong, false),
@@ -101,6 +101,62 @@ import Testing
                 #expect(calls.count == 1, "\(email): \(calls.count) comparisons")
                 #expect(calls.allSatisfy { $0.stored == 32 && $0.computed == 32 }, "\(email): \(calls)")
             }
+        }
+    }
+
+    /// The OTP store as `redeem` sees it, recording each call and how many rows it changed:
+    /// a failed try writes one row whether or not the email has a code, so the commit costs
+    /// the same (a read-only transaction commits faster, which told unknown emails apart).
+    final class RecordingOTPs: OTPRepository {
+        let stored: any OTPRepository
+        var calls: [String] = []
+        init(_ stored: any OTPRepository) { self.stored = stored }
+        func forgetSends(email: String, through time: Date) throws { calls.append("forgetSends"); try stored.forgetSends(email: email, through: time) }
+        func sendTimes(email: String) throws -> [Date] { calls.append("sendTimes"); return try stored.sendTimes(email: email) }
+        func recordSend(email: String, at time: Date) throws { calls.append("recordSend"); try stored.recordSend(email: email, at: time) }
+        func replaceCode(email: String, hmac: [UInt8], expiresAt: Date) throws {
+            calls.append("replaceCode"); try stored.replaceCode(email: email, hmac: hmac, expiresAt: expiresAt)
+        }
+        func code(email: String) throws -> StoredOneTimeCode? { calls.append("code"); return try stored.code(email: email) }
+        func countWrongTry(email: String) throws -> Int {
+            let changed = try stored.countWrongTry(email: email)
+            calls.append("countWrongTry changed \(changed)")
+            return changed
+        }
+        func markUsed(email: String) throws { calls.append("markUsed"); try stored.markUsed(email: email) }
+        func purge(sentBefore: Date, expiredBefore: Date) throws { calls.append("purge"); try stored.purge(sentBefore: sentBefore, expiredBefore: expiredBefore) }
+    }
+
+    @Test func aFailedTryWritesOneRowWhetherOrNotACodeExists() throws {
+        try withServer { server in
+            let otp = OneTimePasswords(rules: .init(lifetimeSeconds: 600, maxWrongTries: 5, sendsPerHour: 5, resendIntervalSeconds: 30),
+                                       secret: ServerSecret(bytes: Array(repeating: 7, count: 32)), devMode: false)
+            let now = server.clock.now()
+            let code = try server.store.write { tx in try otp.issue(email: "known@acme.test", now: now, tx) }
+            let spent = try server.store.write { tx in try otp.issue(email: "dead@acme.test", now: now, tx) }
+            #expect(try server.store.write { tx in try otp.redeem(email: "dead@acme.test", code: spent, now: now, tx.otps) })
+            let wrong = OTPTests.wrong(code)
+            func failedTry(_ email: String, _ attempt: String) throws -> [String] {
+                let (admitted, calls) = try server.store.write { tx throws -> (Bool, [String]) in
+                    let recording = RecordingOTPs(tx.otps)
+                    let admitted = try otp.redeem(email: email, code: attempt, now: now, recording)
+                    return (admitted, recording.calls)
+                }
+                #expect(!admitted, "\(email) \(attempt)")
+                return calls
+            }
+            let expected = ["code", "countWrongTry changed 1"]
+            #expect(try failedTry("nobody@acme.test", code) == expected, "an unknown email")
+            #expect(try failedTry("nobody@acme.test", wrong) == expected, "an unknown email, again")
+            #expect(try failedTry("known@acme.test", wrong) == expected, "a wrong code")
+            #expect(try failedTry("dead@acme.test", spent) == expected, "a used code")
+            // Five wrong tries kill the code; the sixth, with the right code, is a failed try like any.
+            for _ in 0..<4 { _ = try failedTry("known@acme.test", wrong) }
+            #expect(try failedTry("known@acme.test", code) == expected, "a code past its wrong tries")
+            // The stand-in row never grows the table: one row whatever the number of unknown emails.
+            for index in 0..<20 { _ = try failedTry("stranger\(index)@acme.test", wrong) }
+            let rows = try server.store.read { tx in try tx.otps.code(email: "stranger3@acme.test") }
+            #expect(rows == nil, "an unknown email got a row")
         }
     }
 }

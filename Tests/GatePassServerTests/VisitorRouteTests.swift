@@ -80,6 +80,38 @@ import Testing
         }
     }
 
+    /// A pass text carries its window as unsigned unix seconds (api.md "Offline passes": no
+    /// sign), so a window reaching before 1970, or past 9999999999 s, cannot be issued: it is
+    /// refused when created and when edited, and nothing is stored.
+    @Test func windowsOutsideWhatAPassCanSayAreRefused() throws {
+        try withSite { server, site in
+            let windows: [([String: Any], String)] = [
+                (["validFrom": "1969-12-31T23:00:00Z", "validUntil": "1970-01-01T01:00:00Z"], "validFrom"),
+                (["validFrom": "1900-01-01T00:00:00Z", "validUntil": "1900-01-02T00:00:00Z"], "validFrom"),
+                (["validFrom": "1969-12-31T00:00:00Z"], "validFrom"),
+                (["validFrom": "2286-11-20T17:46:39Z", "validUntil": "2286-11-20T17:46:40Z"], "validUntil"),
+                (["validFrom": "9999-12-30T00:00:00Z", "validUntil": "9999-12-31T00:00:00Z"], "validUntil"),
+            ]
+            for (window, field) in windows {
+                let created = try server.post("/api/visitors", token: site.ownerToken, window.merging(["name": "Old Pass"]) { $1 })
+                #expect(created.isError(400, "BAD_REQUEST") && created.errorMessage.contains(field), "\(window): \(created.text)")
+            }
+            #expect(try server.get("/api/visitors", token: site.ownerToken).items.isEmpty)
+            let visitor = try server.createVisitor(site.ownerToken, ["name": "Ana Pop"])
+            for (window, field) in windows {
+                let edited = try server.patch("/api/visitors/\(visitor["id"] as! String)", token: site.ownerToken, window)
+                #expect(edited.isError(400, "BAD_REQUEST") && edited.errorMessage.contains(field), "\(window): \(edited.text)")
+            }
+            let unchanged = try server.visitor(visitor["id"], site.ownerToken)
+            #expect(unchanged["validFrom"] as? String == visitor["validFrom"] as? String)
+            // The edges themselves are windows a pass can carry.
+            let edges = try server.post("/api/visitors", token: site.ownerToken, [
+                "name": "Edge", "validFrom": "1970-01-01T00:00:00Z", "validUntil": "1970-01-01T00:00:00Z",
+            ])
+            #expect(edges.status == 201, "\(edges.text)")
+        }
+    }
+
     @Test func listIsNewestFirstAndFiltersByStatusAndQuery() throws {
         try withSite { server, site in
             let ana = try server.createVisitor(site.ownerToken, ["name": "Ana Pop", "email": "ana@example.com",

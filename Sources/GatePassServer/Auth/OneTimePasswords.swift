@@ -76,26 +76,32 @@ final class OneTimePasswords: Sendable {
     /// Whether `code` is the live code for `email`; consumes it on success and counts a wrong
     /// try otherwise. Runs inside a write transaction.
     ///
-    /// The HMAC of the code and its constant-time comparison run whether or not a code exists
-    /// (against a stand-in when none does) and whether or not it is still alive, so the time
-    /// taken says nothing about either.
-    func redeem(email: String, code: String, now: Date, _ tx: any Transaction) throws -> Bool {
+    /// Every failed try does the same work whether the email has a live code, a dead one or
+    /// none: one HMAC of the code, one constant-time comparison (against a stand-in when no
+    /// code exists) and one row written — the code's own wrong-try count, or else a single
+    /// stand-in row under an email no one can have — so neither the answer nor the commit's
+    /// cost says whether an email is known.
+    func redeem(email: String, code: String, now: Date, _ otps: any OTPRepository) throws -> Bool {
         let computed = digest(email: email, code: code)
-        guard let stored = try tx.otps.code(email: email) else {
-            _ = compare(absentCodeHMAC, computed)
+        let stored = try otps.code(email: email)
+        let matches = compare(stored?.hmac ?? absentCodeHMAC, computed)
+        guard let stored else {
+            try otps.countWrongTry(email: Self.standInEmail)
             return false
         }
         let alive = !stored.used && stored.expiresAt.milliseconds > now.milliseconds && stored.wrongTries < rules.maxWrongTries
-        let matches = compare(stored.hmac, computed)
-        guard alive else { return false }
-        guard matches else {
-            try tx.otps.countWrongTry(email: email)
+        guard alive && matches else {
+            try otps.countWrongTry(email: email)
             return false
         }
-        try tx.otps.markUsed(email: email)
+        try otps.markUsed(email: email)
         devCodes?.withLock { _ = $0.removeValue(forKey: email) }
         return true
     }
+
+    /// The key of the row a failed try for an email without a code writes to: empty, which no
+    /// email the API accepts can be, so it is never asked for as a code.
+    static let standInEmail = ""
 
     /// The last code issued for `email` (only with --dev; nil otherwise).
     func peek(email: String) -> String? { devCodes?.withLock { $0[email] } }

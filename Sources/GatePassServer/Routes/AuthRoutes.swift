@@ -48,7 +48,7 @@ extension GatePassApplication {
         }
         // An unknown email and a wrong code answer the same 401. It is returned, not thrown:
         // a throw rolls the transaction back, and the wrong try must stay counted.
-        guard try otp.redeem(email: email, code: code, now: call.now, tx), let user = try tx.directory.user(email: email),
+        guard try otp.redeem(email: email, code: code, now: call.now, tx.otps), let user = try tx.directory.user(email: email),
               try !tx.directory.isDisabled(userId: user.id)
         else {
             return APIError.unauthorized("the code is wrong, expired or used up; ask for a new one").response

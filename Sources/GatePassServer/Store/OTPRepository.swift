@@ -18,7 +18,10 @@ protocol OTPRepository {
     /// Replaces `email`'s code (a new code starts with no wrong tries and unused).
     func replaceCode(email: String, hmac: [UInt8], expiresAt: Date) throws
     func code(email: String) throws -> StoredOneTimeCode?
-    func countWrongTry(email: String) throws
+    /// Counts a failed try against `email`'s code, making the row when there is none (the
+    /// stand-in row of `OneTimePasswords.redeem`); returns the rows changed.
+    @discardableResult
+    func countWrongTry(email: String) throws -> Int
     func markUsed(email: String) throws
     /// Deletes sends before `sentBefore` and codes that expired before `expiredBefore`.
     func purge(sentBefore: Date, expiredBefore: Date) throws

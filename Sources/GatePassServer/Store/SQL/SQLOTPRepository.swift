@@ -30,8 +30,13 @@ struct SQLOTPRepository<Database: SQLRunner>: OTPRepository {
         }
     }
 
-    func countWrongTry(email: String) throws {
-        try db.execute("UPDATE otp_codes SET wrong_tries = wrong_tries + 1 WHERE email = ?", [email])
+    func countWrongTry(email: String) throws -> Int {
+        // One statement for both cases, so a try against a live code and one against the
+        // stand-in row cost the same. A made row is already dead: used, expired, no code.
+        try db.execute("""
+            INSERT INTO otp_codes (email, code_hmac, expires_at, wrong_tries, used) VALUES (?, ?, 0, 1, 1)
+            ON CONFLICT (email) DO UPDATE SET wrong_tries = otp_codes.wrong_tries + 1
+            """, [email, [UInt8]()])
     }
 
     func markUsed(email: String) throws {
