@@ -80,6 +80,7 @@ public final class GatePassApplication: HTTPResponder {
                                passTokenKey: passTokenKey)
         mailWorker = MailWorker(store: store, settings: mail, composer: composer, clock: clock, log: logSink)
         pushTestWaits = PushTestWaits(store: store, capacity: configuration.maxPushTestWaits)
+        store.health.report(to: { [logSink] line in logSink.log(line) })
         writeProbe = WriteProbe(clock: clock, logSink: logSink) { [store] in
             try store.probeReadable()
             try store.probeWritable()
@@ -344,6 +345,8 @@ public final class GatePassApplication: HTTPResponder {
     }
 
     func errorResponse(_ error: any Error, routeName: String) -> HTTPResponse {
+        // Also the failures a handler's savepoint caught inside a write that went on.
+        store.noteFailure(error)
         let apiError = APIError.from(error)
         if apiError.code == .internal || apiError.code == .unavailable {
             logSink.log("error in \(routeName): \(error)")

@@ -17,11 +17,16 @@ public final class GatePassServer: @unchecked Sendable {
     private let reissueTimer: DispatchSourceTimer
 
     /// Opens the database (migrating it), loads or creates the secret, and starts listening.
+    /// - Parameter retryTimer: what retries the store's journal truncations after an erase
+    ///   (tests pass one they run by hand).
+    /// - Throws: also when the SQLite database, its WAL or shm may be used by group or others,
+    ///   or cannot be written (see `SQLiteEngine.init`).
     public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any WallClock = SystemWallClock(),
-                logSink: any LogSink = StandardErrorLog()) throws {
+                logSink: any LogSink = StandardErrorLog(), retryTimer: any RetryTimer = DispatchRetryTimer()) throws {
         try configuration.validate()
         let store = try ServerDatabase.open(configuration.databaseLocation, synchronous: configuration.sqliteSynchronous,
-                              busyTimeoutMilliseconds: Int32(configuration.sqliteBusyTimeoutMilliseconds))
+                                            busyTimeoutMilliseconds: Int32(configuration.sqliteBusyTimeoutMilliseconds),
+                                            serving: true, retryTimer: retryTimer)
         let secret: ServerSecret
         do {
             secret = try ServerSecret.loadOrCreate(path: configuration.resolvedSecretFile)

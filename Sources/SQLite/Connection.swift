@@ -29,10 +29,12 @@ public final class Connection {
     /// `SQLITE_OPEN_NOMUTEX` because each connection is confined to one thread at a time.
     /// - Parameter busyTimeoutMilliseconds: how long a statement waits for another
     ///   connection's lock before failing with `SQLITE_BUSY`.
-    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
+    /// - Parameter create: whether a missing file is created (read-write connections only).
+    public init(path: String, readOnly: Bool = false, create: Bool = true,
+                busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
         self.path = path
         var raw: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)))
             | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &raw, flags, nil)
         guard code == SQLITE_OK, let raw else {
@@ -119,6 +121,15 @@ public final class Connection {
     }
 
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// True when SQLite could open the database file for reading only. Asked for read-write,
+    /// SQLite falls back to read-only without a word when the file cannot be opened for
+    /// writing (immutable, a read-only mount, no permission); every write then fails.
+    /// The corresponding C function is `sqlite3_db_readonly`.
+    public var isReadOnly: Bool {
+        assertOnLeaseHolder()
+        return sqlite3_db_readonly(handle, "main") == 1
+    }
 
     /// False while a transaction is open (`sqlite3_get_autocommit`).
     public var isAutocommit: Bool {

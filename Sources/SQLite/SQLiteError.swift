@@ -34,6 +34,14 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var primaryCode: Int32 { code & 0xFF }
     public var isConstraintViolation: Bool { primaryCode == SQLITE_CONSTRAINT }
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    /// The database cannot take writes: read-only (asked for read-write, SQLite opens an
+    /// immutable file, one on a read-only mount or one without permission read-only without a
+    /// word), an I/O error, or a damaged file (`SQLITE_CORRUPT`, `SQLITE_NOTADB`; SQLite's
+    /// documentation warns that writing on can spread the damage). Not `SQLITE_CANTOPEN`: a
+    /// process out of file descriptors gets it too, and that passes.
+    public var isUnwritable: Bool {
+        [SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_PERM].contains(primaryCode)
+    }
     /// A stored value that could not be understood (see `Row`).
     public var isUnreadableValue: Bool { primaryCode == SQLITE_MISMATCH }
 

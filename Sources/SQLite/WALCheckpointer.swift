@@ -18,11 +18,23 @@ import Foundation
 /// was looked up through all of it). So at `restartLimit` pages the writer's hook copies what
 /// is left itself, on its own connection, right after its commit — little, as this thread
 /// has copied the rest — and the writer's next transaction starts the WAL again.
+///
+/// After an erase, `truncate()` asks this thread for a TRUNCATE checkpoint, which copies every
+/// frame and empties the WAL file, so no older version of an erased row stays in it. It never
+/// waits for a lock: a checkpoint that waits for a reader also holds every writer back
+/// meanwhile (a writer waited 4.7 s behind one), so a reader or writer in the way makes it
+/// answer `.busy` at once, and the caller tries again later.
+///
+/// A checkpoint that fails for another reason than a lock (the database file made immutable
+/// or read-only while the server runs, an I/O error) is reported to `onFailure`: the writes
+/// go on into the WAL meanwhile, but they can no longer reach the database file.
 public final class WALCheckpointer: @unchecked Sendable {
     // @unchecked: `connection` is used only on the checkpointing thread, and by nothing after
     // `stop` has joined it; `pagesWaiting`, `stopping`, `checkpoints`, `running`,
-    // `writerWaiting` and `catchUps` are guarded by `condition`.
+    // `writerWaiting`, `catchUps` and the truncation counts are guarded by `condition`.
     private let connection: Connection
+    private let path: String
+    private let onFailure: @Sendable (SQLiteError) -> Void
     private let threshold: Int32
     private let restartLimit: Int32
     private let condition = NSCondition()
@@ -35,7 +47,24 @@ public final class WALCheckpointer: @unchecked Sendable {
     /// no new checkpoint until the writer has caught up, so the writer's turn always comes.
     private var writerWaiting = false
     private var catchUps = 0
+    /// Calls of `truncate()` so far, and how many of them an attempt has answered (with
+    /// `lastTruncation`, the outcome of an attempt that began after each of them).
+    private var truncationsAsked = 0
+    private var truncationsAnswered = 0
+    private var lastTruncation = TruncationOutcome.stopped
     private let finished = DispatchSemaphore(value: 0)
+
+    /// What a `truncate()` attempt came to.
+    public enum TruncationOutcome: Sendable {
+        /// Every frame is in the database file and the WAL file is empty.
+        case truncated
+        /// A reader on an older snapshot, or a writer, was in the way: try again later.
+        case busy
+        /// The checkpoint failed (also reported to `onFailure`).
+        case failed(SQLiteError)
+        /// The checkpointer is stopping (the writer's close truncates the WAL itself).
+        case stopped
+    }
 
     /// Opens the checkpointing connection and starts its thread.
     /// - Parameters:
@@ -46,8 +75,14 @@ public final class WALCheckpointer: @unchecked Sendable {
     ///     automatic checkpoint uses 1,000).
     ///   - restartLimit: the WAL size, in pages, at which the writer copies what is left
     ///     itself so that the WAL starts again (see above); 4,000 pages of 4 KiB are 16 MiB.
-    public init(path: String, synchronous: String, threshold: Int32 = 1_000, restartLimit: Int32 = 4_000) throws {
-        connection = try Connection(path: path)
+    ///   - onFailure: told of every checkpoint (this thread's or the writer's catch-up) that
+    ///     failed for another reason than a lock; on the thread that ran it.
+    public init(path: String, synchronous: String, threshold: Int32 = 1_000, restartLimit: Int32 = 4_000,
+                onFailure: @escaping @Sendable (SQLiteError) -> Void = { _ in }) throws {
+        // A busy timeout of 0: this connection never waits for another's lock (see above).
+        connection = try Connection(path: path, busyTimeoutMilliseconds: 0)
+        self.path = path
+        self.onFailure = onFailure
         self.threshold = threshold
         self.restartLimit = restartLimit
         try connection.executeScript("PRAGMA synchronous = \(synchronous)")
@@ -119,7 +154,8 @@ public final class WALCheckpointer: @unchecked Sendable {
         }
         running = true
         condition.unlock()
-        _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        let code = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        if let failure = failure(code, message: writer.map { String(cString: sqlite3_errmsg($0)) }) { onFailure(failure) }
         condition.lock()
         running = false
         writerWaiting = false
@@ -128,24 +164,67 @@ public final class WALCheckpointer: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Attempts a TRUNCATE checkpoint on this thread, without waiting for any lock, and
+    /// returns its outcome: after an erase, no older version of a changed page may stay in the
+    /// WAL. Waits only for a checkpoint this thread is running already (a bounded copy, never
+    /// a lock). The corresponding C call is `sqlite3_wal_checkpoint_v2(…, SQLITE_CHECKPOINT_TRUNCATE, …)`
+    /// on a connection without a busy handler, which answers `SQLITE_BUSY` at once where a
+    /// reader or writer is in the way.
+    public func truncate() -> TruncationOutcome {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return .stopped }
+        truncationsAsked += 1
+        let ticket = truncationsAsked
+        condition.broadcast()
+        while truncationsAnswered < ticket { condition.wait() }
+        return lastTruncation
+    }
+
+    /// The failure to report for a checkpoint's result code, if any: a lock in the way is
+    /// no failure (the next checkpoint does the rest).
+    private func failure(_ code: Int32, message: String?) -> SQLiteError? {
+        let primary = code & 0xFF
+        guard code != SQLITE_OK, primary != SQLITE_BUSY, primary != SQLITE_LOCKED else { return nil }
+        return SQLiteError(code: code, message: "a checkpoint of \(path) failed: \(message ?? "code \(code)")")
+    }
+
     private func run() {
         connection.lent {
             while true {
                 condition.lock()
-                while (pagesWaiting == 0 || writerWaiting || running) && !stopping { condition.wait() }
+                // A truncation does not wait for the writer's catch-up: it copies everything
+                // the catch-up would have (and the writer may not commit again for a while).
+                while (truncationsAsked == truncationsAnswered && (pagesWaiting == 0 || writerWaiting) || running) && !stopping {
+                    condition.wait()
+                }
                 if stopping {
+                    lastTruncation = .stopped
+                    truncationsAnswered = truncationsAsked
+                    condition.broadcast()
                     condition.unlock()
                     break
                 }
+                let answering = truncationsAsked
+                let truncating = answering > truncationsAnswered
                 pagesWaiting = 0
                 running = true
                 condition.unlock()
-                // A failed or partial checkpoint (a reader still on old pages) is finished by
-                // the next one; the WAL stays consistent whatever happens here.
-                _ = try? connection.executeScript("PRAGMA wal_checkpoint(PASSIVE)")
+                // A partial checkpoint (a reader still on old pages) is finished by the next
+                // one; the WAL stays consistent whatever happens here.
+                let mode = truncating ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE
+                let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, mode, nil, nil)
+                let failure = failure(code, message: connection.lastErrorMessage)
+                if let failure { onFailure(failure) }
                 condition.lock()
                 running = false
                 checkpoints += 1
+                if truncating {
+                    lastTruncation = if let failure { .failed(failure) } else if code == SQLITE_OK { .truncated } else { .busy }
+                    truncationsAnswered = answering
+                    // An emptied WAL leaves the writer nothing to catch up on.
+                    if code == SQLITE_OK { writerWaiting = false }
+                }
                 condition.broadcast()
                 condition.unlock()
             }

@@ -174,4 +174,189 @@ import Testing
             again.stop()
         }
     }
+
+    // MARK: - Private and honest storage (issue 27, item 6)
+
+    /// A server configuration on a database in `directory`.
+    static func configuration(_ directory: String) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.database = directory + "/gatepass.db"
+        configuration.port = 0
+        configuration.sqliteSynchronous = "NORMAL"
+        return configuration
+    }
+
+    /// The server does not start with `configuration`; what it said.
+    static func refusal(_ configuration: ServerConfiguration) -> String? {
+        do {
+            let server = try GatePassServer(configuration: configuration, logSink: RecordingLog())
+            server.stop()
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Whether `chattr` can set the immutable flag here (root on ext4 can; a container without
+    /// CAP_LINUX_IMMUTABLE or tmpfs cannot).
+    static func immutableFlagWorks(in directory: String) -> Bool {
+        let probe = directory + "/chattr-probe"
+        guard FileManager.default.createFile(atPath: probe, contents: Data("x".utf8)) else { return false }
+        defer {
+            _ = chattr("-i", probe)
+            unlink(probe)
+        }
+        guard chattr("+i", probe) else { return false }
+        return open(probe, O_WRONLY | O_CLOEXEC) == -1 && errno == EPERM
+    }
+
+    /// Runs `chattr flag path`; whether it succeeded.
+    @discardableResult
+    static func chattr(_ flag: String, _ path: String) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        process.arguments = [flag, path]
+        process.standardError = Pipe()
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    /// The database, its WAL and its shm: each one that its group or others may use stops the
+    /// start, named, as the secret does; a command reading a copy reads a 0644 one.
+    @Test func aDatabaseWALOrShmThatOthersMayUseIsRefusedAtStart() throws {
+        try withTemporaryDirectory { directory in
+            let configuration = Self.configuration(directory)
+            let database = directory + "/gatepass.db"
+            let first = try GatePassServer(configuration: configuration, logSink: RecordingLog())
+            first.stop()
+            for path in [database, database + "-wal", database + "-shm"] {
+                // A clean stop removes the WAL and shm: stand-ins are what a crash leaves.
+                if !FileManager.default.fileExists(atPath: path) { #expect(FileManager.default.createFile(atPath: path, contents: nil)) }
+                for mode: mode_t in [0o644, 0o640, 0o604, 0o660, 0o606, 0o620] {
+                    #expect(chmod(path, mode) == 0)
+                    let refused = Self.refusal(configuration)
+                    #expect(refused?.contains(path + " has mode \(String(mode, radix: 8))") == true
+                            && refused?.contains("chmod 600 \(path)") == true,
+                            "\(path) \(String(mode, radix: 8)): \(refused ?? "started")")
+                }
+                #expect(chmod(path, 0o600) == 0)
+            }
+            #expect(Self.refusal(configuration) == nil)
+            // Reading a copy: any mode will do.
+            #expect(chmod(database, 0o644) == 0)
+            #expect(try AuditVerification.verify(database: database).isIntact)
+        }
+    }
+
+    /// Immutable, on a read-only mount or without permission, a database file is opened by
+    /// SQLite read-only without a word: the server must not start on it (it once did, and
+    /// answered every write 500).
+    @Test func aDatabaseThatCannotBeWrittenIsRefusedAtStartNamingTheFile() throws {
+        try withTemporaryDirectory { directory in
+            try #require(Self.immutableFlagWorks(in: directory), "chattr +i must work in the temporary folder (root on ext4)")
+            let configuration = Self.configuration(directory)
+            let database = directory + "/gatepass.db"
+            let first = try GatePassServer(configuration: configuration, logSink: RecordingLog())
+            first.stop()
+            #expect(Self.chattr("+i", database))
+            defer { Self.chattr("-i", database) }
+            let refused = Self.refusal(configuration)
+            #expect(refused?.contains(database) == true && refused?.contains("cannot be written") == true, "\(refused ?? "started")")
+            Self.chattr("-i", database)
+            #expect(Self.refusal(configuration) == nil)
+        }
+    }
+
+    /// A file made immutable while the server runs still takes writes into the WAL: the
+    /// health probe finds it (a new connection can only read it), and from then on healthz
+    /// and every write answer 503 — also after the flag is gone, until a restart.
+    @Test func aDatabaseMadeUnwritableWhileServingIsFoundByTheProbe() throws {
+        try withSite { server, site in
+            try #require(Self.immutableFlagWorks(in: server.directory), "chattr +i must work in the temporary folder (root on ext4)")
+            #expect(try server.get("/api/healthz").status == 200)
+            #expect(Self.chattr("+i", server.store.path))
+            defer { Self.chattr("-i", server.store.path) }
+            server.clock.advance(by: 1.1)
+            let health = try server.get("/api/healthz")
+            #expect(health.isError(503, "UNAVAILABLE"), "\(health.status) \(health.text)")
+            let write = try server.post("/api/visitors", token: site.ownerToken, ["name": "After The Flag"])
+            #expect(write.isError(503, "UNAVAILABLE"), "\(write.status) \(write.text)")
+            #expect(server.log.all.contains { $0.contains(server.store.path) && $0.contains("cannot be written") },
+                    "\(server.log.all.suffix(3))")
+            Self.chattr("-i", server.store.path)
+            server.clock.advance(by: 1.1)
+            #expect(try server.get("/api/healthz").isError(503, "UNAVAILABLE"), "until a restart")
+            #expect(try server.post("/api/visitors", token: site.ownerToken, ["name": "Still Refused"]).isError(503, "UNAVAILABLE"))
+            #expect(try server.get("/api/visitors", token: site.ownerToken).status == 200, "reads go on")
+        }
+    }
+
+    /// A write that finds the database read-only answers 503, never 500, and so does every
+    /// write and health check after it, until a restart — whether or not the write carried
+    /// an Idempotency-Key (the handler's own savepoint sees the failure then).
+    @Test func aWriteThatFindsTheDatabaseReadOnlyIs503AndEveryOneAfterIt() throws {
+        for withKey in [false, true] {
+            try withSite { server, site in
+                #expect(try server.get("/api/healthz").status == 200)
+                try Self.makeWriterReadOnly(server, true)
+                let headers = withKey ? ["Idempotency-Key": "read-only-1"] : [:]
+                let refused = try server.post("/api/visitors", token: site.ownerToken, ["name": "Read Only"], headers: headers)
+                #expect(refused.isError(503, "UNAVAILABLE"), "key \(withKey): \(refused.status) \(refused.text)")
+                try Self.makeWriterReadOnly(server, false)
+                let after = try server.post("/api/visitors", token: site.ownerToken, ["name": "After"], headers: headers)
+                #expect(after.isError(503, "UNAVAILABLE"), "key \(withKey): \(after.status) \(after.text)")
+                // The same second: the cached probe outcome must not say ok.
+                #expect(try server.get("/api/healthz").isError(503, "UNAVAILABLE"), "key \(withKey)")
+                server.clock.advance(by: 1.1)
+                #expect(try server.get("/api/healthz").isError(503, "UNAVAILABLE"), "key \(withKey)")
+                #expect(try server.get("/api/visitors", token: site.ownerToken).items.isEmpty, "nothing was written")
+            }
+        }
+    }
+
+    /// A page of the visitors table damaged under the running server: the write that reads
+    /// it answers 503 (SQLITE_CORRUPT), not 500, and the server stops taking writes.
+    @Test func aWriteOnACorruptDatabaseIs503() throws {
+        try withSite { server, site in
+            _ = try server.createVisitor(site.ownerToken)
+            _ = try server.store.sqlite.writer.outsideTransaction { db in try db.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
+            let (pageSize, page) = try server.store.readConnection { db in
+                (try db.scalarInt("PRAGMA page_size")!, try db.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'visitors'")!)
+            }
+            let handle = try #require(FileHandle(forUpdatingAtPath: server.store.path))
+            try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+            handle.write(Data((0..<Int(pageSize)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 13) }))
+            try handle.close()
+            // Another connection's commit makes the server's connections drop their cached pages.
+            let other = try Connection(path: server.store.path)
+            try other.executeScript("CREATE TABLE damage_marker (n INTEGER)")
+            other.close()
+            let write = try server.post("/api/visitors", token: site.ownerToken, ["name": "On Damaged Pages"])
+            #expect(write.isError(503, "UNAVAILABLE"), "\(write.status) \(write.text)")
+            #expect(server.log.all.contains { $0.contains("malformed") || $0.contains("corrupt") }, "\(server.log.all.suffix(3))")
+            #expect(try server.get("/api/healthz").isError(503, "UNAVAILABLE"))
+            let next = try server.post("/api/visitors/devices/register", token: site.adminToken, ["token": "d-1", "platform": "console"])
+            #expect(next.isError(503, "UNAVAILABLE"), "\(next.status) \(next.text)")
+        }
+    }
+
+    /// A file made immutable while the server runs, with no health check to find it: the
+    /// writes go on into the WAL until a checkpoint must write the file (here the one after an
+    /// erase) and fails; from then on every write and healthz answer 503.
+    @Test func aFailedCheckpointStopsTheWrites() throws {
+        try withSite { server, site in
+            try #require(Self.immutableFlagWorks(in: server.directory), "chattr +i must work in the temporary folder (root on ext4)")
+            let visitor = try server.createVisitor(site.ownerToken, ["name": "Erin Erased"])
+            #expect(Self.chattr("+i", server.store.path))
+            defer { Self.chattr("-i", server.store.path) }
+            #expect(try server.post("/api/visitors", token: site.ownerToken, ["name": "Into The WAL"]).status == 201)
+            let erased = try server.post("/api/admin/visitors/\(visitor["id"] as! String)/erase", token: site.ownerToken)
+            #expect(erased.status == 200, "committed into the WAL: \(erased.text)")
+            #expect(server.log.all.contains { $0.contains("checkpoint of \(server.store.path) failed") }, "\(server.log.all.suffix(3))")
+            let write = try server.post("/api/visitors", token: site.ownerToken, ["name": "After The Checkpoint"])
+            #expect(write.isError(503, "UNAVAILABLE"), "\(write.status) \(write.text)")
+            #expect(try server.get("/api/healthz").isError(503, "UNAVAILABLE"))
+        }
+    }
 }

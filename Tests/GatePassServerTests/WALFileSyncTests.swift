@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 @testable import GatePassServer
 import SQLite
 import Testing
@@ -172,6 +173,69 @@ import Testing
             #expect(try writer.scalarInt("SELECT count(*) FROM t") == 325)
             #expect(try reader.scalarInt("SELECT count(*) FROM t") == 325)
             reader.close()
+            checkpointer.stop()
+            writer.close()
+        }
+    }
+
+    /// After an erase the WAL is emptied by a TRUNCATE checkpoint that never waits: with a
+    /// reader on an older snapshot it answers busy at once (the writer is not held back
+    /// meanwhile); once the reader ends, it copies everything and empties the file.
+    @Test func aTruncationNeverWaitsForAReader() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/t.db"
+            let writer = try walWriter(at: path)
+            let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL", threshold: .max, restartLimit: .max)
+            checkpointer.takeCheckpoints(from: writer)
+            try writePages(writer, rows: 10)
+            let reader = try Connection(path: path, readOnly: true)
+            try reader.executeScript("BEGIN")
+            #expect(try reader.scalarInt("SELECT count(*) FROM t") == 10)
+            try writePages(writer, rows: 10, from: 10)
+            guard case .busy = checkpointer.truncate() else {
+                Issue.record("a truncation past a reader's snapshot must answer busy")
+                return
+            }
+            try writePages(writer, rows: 1, from: 20) // the writer is not held back
+            #expect(try walPages(path) > 20)
+            try reader.executeScript("COMMIT")
+            reader.close()
+            guard case .truncated = checkpointer.truncate() else {
+                Issue.record("with no reader the truncation must succeed")
+                return
+            }
+            #expect(try walPages(path) == 0)
+            #expect(try writer.scalarInt("SELECT count(*) FROM t") == 21)
+            checkpointer.stop()
+            guard case .stopped = checkpointer.truncate() else {
+                Issue.record("a stopped checkpointer answers stopped")
+                return
+            }
+            writer.close()
+        }
+    }
+
+    /// A database file made immutable while in use still takes the writer's commits into the
+    /// WAL; the checkpoint that cannot copy them into the file is reported, not swallowed.
+    @Test func aCheckpointThatCannotWriteTheFileIsReported() throws {
+        try withTemporaryDirectory { directory in
+            try #require(HealthAndIntegrityTests.immutableFlagWorks(in: directory), "chattr +i must work here (root on ext4)")
+            let path = directory + "/i.db"
+            let writer = try walWriter(at: path)
+            let failures = Locked<[SQLiteError]>([])
+            let reported = ChangeSignal()
+            let checkpointer = try WALCheckpointer(path: path, synchronous: "NORMAL", threshold: 100) { failure in
+                failures.withLock { $0.append(failure) }
+                reported.signal()
+            }
+            checkpointer.takeCheckpoints(from: writer)
+            #expect(HealthAndIntegrityTests.chattr("+i", path))
+            defer { HealthAndIntegrityTests.chattr("-i", path) }
+            try writePages(writer, rows: 60) // past 100 pages, all into the WAL
+            #expect(reported.wait(timeout: 60, until: { !failures.withLock { $0 }.isEmpty }))
+            let first = try #require(failures.withLock { $0 }.first)
+            #expect(first.isUnwritable && first.message.contains(path), "\(first)")
+            HealthAndIntegrityTests.chattr("-i", path)
             checkpointer.stop()
             writer.close()
         }

@@ -26,12 +26,8 @@ public struct ServerSecret: Sendable {
             defer { close(existing) }
             var status = stat()
             guard fstat(existing, &status) == 0 else { throw ConfigurationError(message: "cannot read the secret file \(path)") }
-            let permissions = status.st_mode & 0o777
-            guard permissions & 0o077 == 0 else {
-                throw ConfigurationError(message: "the secret file \(path) has mode \(String(permissions, radix: 8)): "
-                                         + "its group or others may read it; run chmod 600 \(path) (and consider it leaked: "
-                                         + "delete it to make a new one, which ends every token)")
-            }
+            try PrivateFileMode.check(status, path: path, what: "the secret file",
+                                      advice: " (and consider it leaked: delete it to make a new one, which ends every token)")
             let data = FileHandle(fileDescriptor: existing, closeOnDealloc: false).readDataToEndOfFile()
             guard let text = String(data: data, encoding: .utf8),
                   let bytes = Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes.count >= 32

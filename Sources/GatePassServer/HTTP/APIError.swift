@@ -78,6 +78,10 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
             return .unavailable("the server is stopping; the change was not made; try again shortly")
         // Another connection holds the lock past the busy timeout: worth a retry, not a bug.
         case let error as any DatabaseFailure where error.isBusy: return .unavailable("the database is busy; retry in a moment")
+        // Read-only, damaged or failing storage: the server's fault, not the request's, and
+        // lasting (`StorageHealth`) — the operator has the cause in the log.
+        case let error as any DatabaseFailure where error.isUnwritable:
+            return .unavailable("the database cannot be written; the server's log says why", retryAfter: 30)
         default: return .internal("internal error")
         }
     }

@@ -292,11 +292,8 @@ public final class PassKeyring: Sendable {
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw ConfigurationError(message: "cannot read the pass keys file \(path)") }
-        let permissions = status.st_mode & 0o777
-        guard permissions & 0o077 == 0 else {
-            throw ConfigurationError(message: "the pass keys file \(path) has mode \(String(permissions, radix: 8)): its group or "
-                                     + "others may read it; run chmod 600 \(path), and revoke its keys (gatepass keys revoke)")
-        }
+        try PrivateFileMode.check(status, path: path, what: "the pass keys file",
+                                  advice: ", and revoke its keys (gatepass keys revoke)")
         return FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readDataToEndOfFile()
     }
 

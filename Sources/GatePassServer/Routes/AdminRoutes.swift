@@ -66,7 +66,8 @@ extension GatePassApplication {
         return JSONBody.response(status: 201, checkpoint)
     }
 
-    /// 200 only while the database answers reads and can be written (see `WriteProbe`).
+    /// 200 only while the database answers reads and can be written (see `WriteProbe`), and
+    /// never once it was found unable to take writes (`StorageHealth`: until a restart).
     func healthz(_ tx: any Transaction) throws -> HTTPResponse {
         do {
             try tx.ping()
@@ -74,7 +75,9 @@ extension GatePassApplication {
             logSink.log("healthz: the database cannot be read: \(error)")
             throw APIError.unavailable("the database cannot be read")
         }
-        if writeProbe.failure() != nil { throw APIError.unavailable("the database cannot be written") }
+        if store.health.unwritable != nil || writeProbe.failure() != nil {
+            throw APIError.unavailable("the database cannot be written")
+        }
         return JSONBody.response(["status": "ok"])
     }
 }

@@ -5,4 +5,7 @@ protocol DatabaseFailure: Error {
     var isClosing: Bool { get }
     /// Another connection held a lock past the busy timeout.
     var isBusy: Bool { get }
+    /// The database cannot take writes: its file is read-only, damaged or failing. The
+    /// request answers 503 and the server stops taking writes (`StorageHealth`).
+    var isUnwritable: Bool { get }
 }

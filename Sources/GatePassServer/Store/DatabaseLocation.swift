@@ -42,12 +42,15 @@ public enum DatabaseLocation: Equatable, Sendable {
 
 extension ServerDatabase {
     /// Opens (migrating) the database at `location`.
-    /// - Parameter synchronous, busyTimeoutMilliseconds: SQLite's settings (see `init(path:)`).
+    /// - Parameter synchronous, busyTimeoutMilliseconds, serving, retryTimer: SQLite's settings
+    ///   (see `init(path:)`); `serving` for `gatepass serve`, never for a command reading a copy.
     public static func open(_ location: DatabaseLocation, synchronous: String = "FULL",
-                            busyTimeoutMilliseconds: Int32 = 5_000) throws -> ServerDatabase {
+                            busyTimeoutMilliseconds: Int32 = 5_000, serving: Bool = false,
+                            retryTimer: any RetryTimer = DispatchRetryTimer()) throws -> ServerDatabase {
         switch location {
         case .sqlite(let path):
-            return try ServerDatabase(path: path, synchronous: synchronous, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            return try ServerDatabase(path: path, synchronous: synchronous, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
+                                      serving: serving, retryTimer: retryTimer)
         case .postgres(let url):
             return ServerDatabase(engine: try PostgresEngine(url: url))
         }

@@ -14,9 +14,12 @@ public final class ServerDatabase: Sendable {
     let principalGeneration = Atomic<UInt64>(0)
     /// Signalled after `principalGeneration` moves (what tests wait on).
     let principalChanges = ChangeSignal()
+    /// Whether the database has been found unable to take writes (then every write is refused).
+    let health: StorageHealth
 
-    init(engine: any DatabaseEngine) {
+    init(engine: any DatabaseEngine, health: StorageHealth = StorageHealth()) {
         self.engine = engine
+        self.health = health
     }
 
     /// Opens or creates the SQLite database at `path` with owner-only permissions, checks it
@@ -24,28 +27,53 @@ public final class ServerDatabase: Sendable {
     /// - Parameter synchronous: SQLite's `synchronous` mode for the writer (see README).
     /// - Parameter busyTimeoutMilliseconds: how long a statement waits for another process's
     ///   lock before the request answers 503.
-    /// - Throws: `SQLiteError`, also when the file is not a sound database.
-    public convenience init(path: String, synchronous: String = "FULL", busyTimeoutMilliseconds: Int32 = 5_000) throws {
-        self.init(engine: try SQLiteEngine(path: path, synchronous: synchronous,
-                                           busyTimeoutMilliseconds: busyTimeoutMilliseconds))
+    /// - Parameter serving: `gatepass serve`'s checks (see `SQLiteEngine.init`).
+    /// - Parameter retryTimer: what retries a journal truncation that readers were in the way of.
+    /// - Throws: `SQLiteError`, also when the file is not a sound database; `ConfigurationError`
+    ///   when `serving` and the files are shared or cannot be written.
+    public convenience init(path: String, synchronous: String = "FULL", busyTimeoutMilliseconds: Int32 = 5_000,
+                            serving: Bool = false, retryTimer: any RetryTimer = DispatchRetryTimer()) throws {
+        let health = StorageHealth()
+        self.init(engine: try SQLiteEngine(path: path, synchronous: synchronous, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
+                                           serving: serving, retryTimer: retryTimer, health: health),
+                  health: health)
     }
 
     /// Runs `body` in a durable write transaction and returns after its commit.
+    /// - Throws: `UnwritableDatabase` without running it once the database was found unable
+    ///   to take writes; what `body` or the commit threw.
     func write<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T) throws -> T {
+        try health.refuseIfUnwritable()
         let notes = TransactionNotes()
         defer { committed(notes) }
-        return try engine.write { tx in try Self.run(body, in: tx, carryingNotesTo: notes) }
+        do {
+            return try engine.write { tx in try Self.run(body, in: tx, carryingNotesTo: notes) }
+        } catch {
+            health.note(error)
+            throw error
+        }
     }
 
-    /// Queues `body` for the writer and returns at once; `completion` runs after the commit.
+    /// Queues `body` for the writer and returns at once; `completion` runs after the commit
+    /// (at once, with `UnwritableDatabase`, once the database was found unable to take writes).
     func writeAsync<T: Sendable>(_ body: @escaping @Sendable (any Transaction) throws -> T,
                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        if let reason = health.unwritable {
+            completion(.failure(UnwritableDatabase(reason: reason)))
+            return
+        }
         let notes = TransactionNotes()
         engine.writeAsync({ tx in try Self.run(body, in: tx, carryingNotesTo: notes) }) { [self] result in
             committed(notes)
+            if case .failure(let error) = result { health.note(error) }
             completion(result)
         }
     }
+
+    /// A request failed with `error`, which its handler may have caught inside the write (an
+    /// idempotent request's savepoint): if it says the database cannot take writes, the
+    /// server stops taking them.
+    func noteFailure(_ error: any Error) { health.note(error) }
 
     /// After a write's commit (or its failure) and before anyone hears of it: the caches'
     /// generations move, and the other servers are told of changed principals.
@@ -74,7 +102,10 @@ public final class ServerDatabase: Sendable {
     }
 
     func probeReadable() throws { try engine.probeReadable() }
-    func probeWritable() throws { try engine.probeWritable() }
+    func probeWritable() throws {
+        try health.refuseIfUnwritable()
+        try engine.probeWritable()
+    }
 
     /// The end of a stop's grace period: writes still queued are refused (503, not applied),
     /// and so is every later one.

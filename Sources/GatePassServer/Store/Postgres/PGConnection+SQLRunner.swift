@@ -14,6 +14,10 @@ extension PGConnection: SQLRunner {
 
 extension PGError: DatabaseFailure {
     var isClosing: Bool { false }
+    /// PostgreSQL keeps its own files' health (it stops on a failed fsync); a read-only
+    /// standby or a full disk passes with a failover or more space, so nothing here stops the
+    /// server's writes for good.
+    var isUnwritable: Bool { false }
     /// A connection that failed or a lock or statement that timed out: a retry may succeed.
     var isBusy: Bool {
         isConnectionFailure || isSerializationFailure || sqlState == "55P03" || sqlState == "57014" || sqlState == "57P01"

@@ -87,7 +87,7 @@ final class PostgresEngine: DatabaseEngine {
 
     /// PostgreSQL keeps an erased row's old version until VACUUM reclaims it; this runs one on
     /// the tables an erase touches, so the space is marked free soon rather than at autovacuum's
-    /// leisure (VACUUM frees the space; it does not overwrite it: README "PostgreSQL").
+    /// leisure (VACUUM frees the space; it does not overwrite it: README "Erasure and the files").
     func truncateJournal() throws {
         try pool.withConnection { connection in
             try connection.executeScript("VACUUM visitors, scans, events, mail_queue, audit_log, push_deliveries")
@@ -237,6 +237,7 @@ enum PostgresEngineError: Error, CustomStringConvertible, DatabaseFailure {
     }
     var isClosing: Bool { self == .closing }
     var isBusy: Bool { false }
+    var isUnwritable: Bool { false }
 }
 
 /// The group-commit writer's connection on PostgreSQL. A batch begins by taking the write

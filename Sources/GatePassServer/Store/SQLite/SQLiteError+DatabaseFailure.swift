@@ -1,5 +1,6 @@
 import SQLite
 
+/// `isBusy` and `isUnwritable` are `SQLiteError`'s own.
 extension SQLiteError: DatabaseFailure {
     var isClosing: Bool { isWriterClosing }
 }
