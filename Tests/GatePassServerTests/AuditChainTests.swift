@@ -212,4 +212,28 @@ import Testing
             #expect(try AuditHead.read(path: path)?.seq == 7, "a command checking a copy still reads it")
         }
     }
+
+    @Test func anEntryPutInTheHeadsPlaceIsCaughtAndStopsTheTakeOver() throws {
+        try withChain(5) { store, chain, path in
+            // The newest entry removed and its number given out again: what comes next chains
+            // well from entry 4, but it is not the entry the head recorded.
+            _ = try store.writeConnection { db in
+                try db.execute("DELETE FROM audit_log WHERE seq = 5")
+                try db.execute("UPDATE sqlite_sequence SET seq = 4 WHERE name = 'audit_log'")
+            }
+            let other = AuditLog(chain: chain, headPath: AuditHead.path(forDatabase: path) + ".elsewhere")
+            let entry = AuditEntry(id: "replacement", at: Date(timeIntervalSince1970: 1_800_000_500), actorKind: .system,
+                                   actorId: nil, action: "mail.test", entity: "mail", entityId: nil, before: nil, after: nil)
+            let written = try store.write { tx in try other.append(entry, organizationId: nil, tx) }
+            #expect(written.seq == 5)
+            #expect(try verdict(store, chain, path) == .headMismatch(seq: 5))
+            let log = AuditLog(chain: chain, headPath: AuditHead.path(forDatabase: path))
+            do {
+                try log.takeOver(store, now: Date(), recreate: false, requirePrivate: true)
+                Issue.record("a head naming a replaced entry was taken over")
+            } catch {
+                #expect("\(error)".contains("does not hold that entry as written"), "\(error)")
+            }
+        }
+    }
 }
