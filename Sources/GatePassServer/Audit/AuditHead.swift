@@ -74,8 +74,8 @@ struct AuditHead: Sendable, Equatable {
         unlink(temporary)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw AuditHeadError(path: temporary, problem: String(cString: strerror(errno))) }
-        // The mode asked of open is narrowed by the umask, never widened; this makes it exact.
-        let written = fchmod(descriptor, 0o600) == 0 ? bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } : -1
+        // O_EXCL: the mode is the one asked here (the umask can only narrow it), never a stale file's.
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         let synced = written == bytes.count && fsync(descriptor) == 0
         close(descriptor)
         guard synced, rename(temporary, path) == 0 else {
