@@ -199,12 +199,14 @@ import Testing
         try withTemporaryDirectory { folder in
             let path = folder + "/db.audit-head"
             // A partial file left by a crash, open to everyone: never reused with its mode.
-            #expect(FileManager.default.createFile(atPath: path + ".partial", contents: Data("junk".utf8)))
-            #expect(chmod(path + ".partial", 0o666) == 0)
+            let partial = path + ".partial-\(getpid())"
+            #expect(FileManager.default.createFile(atPath: partial, contents: Data("junk".utf8)))
+            #expect(chmod(partial, 0o666) == 0)
             let chain = AuditChain(key: Array("key".utf8))
             try AuditHead.signed(seq: 7, link: [UInt8](repeating: 1, count: 32), chain).save(path: path)
             var info = stat()
             #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            #expect(!FileManager.default.fileExists(atPath: partial))
             let head = try #require(try AuditHead.read(path: path, requirePrivate: true))
             #expect(head.seq == 7 && head.isSigned(by: chain) && !head.isSigned(by: AuditChain(key: Array("other".utf8))))
             #expect(chmod(path, 0o640) == 0)

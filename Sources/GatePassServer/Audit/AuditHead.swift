@@ -65,9 +65,11 @@ struct AuditHead: Sendable, Equatable {
     }
 
     /// Writes the head whole: a new file made 0600 from its first byte (a stale partial file
-    /// is removed first, never reused with its mode), synced, renamed over the old one.
+    /// is removed first, never reused with its mode), synced, renamed over the old one. The
+    /// partial file is this process's own, so servers sharing the head's folder (PostgreSQL)
+    /// never write into or rename each other's.
     func save(path: String) throws(AuditHeadError) {
-        let temporary = path + ".partial"
+        let temporary = path + ".partial-\(getpid())"
         var line = "\(seq) \(Self.hex(link))"
         if let signature { line += " \(Self.hex(signature))" }
         let bytes = Array((line + "\n").utf8)
