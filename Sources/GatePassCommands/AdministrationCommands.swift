@@ -15,9 +15,9 @@ enum AdministrationCommands {
         defer { store.close() }
         let audit: Administration.Audit
         do {
-            audit = try Administration.Audit(files: files)
+            audit = try Administration.Audit(files: files, store: store, now: Date())
         } catch {
-            throw CommandFailure("cannot open the server's secret for the audit log: \(error)")
+            throw CommandFailure("cannot open the audit log: \(error)")
         }
         do {
             return try body(store, audit)

@@ -14,7 +14,7 @@ struct AuditVerifyCommand: GatePassCommand {
     static let secretFile = ServerOptions.secretFile
     static let configuration = CommandConfiguration(
         name: "gatepass audit verify",
-        overview: "Walk the audit log of a database file from its first entry: every entry's values must hash to what its link covers, every link must follow from the one before (HMAC under the key from the server's secret), and the log must reach the newest entry recorded outside the database (<db>.audit-head). Exits 0 when the log is intact, 1 naming the first entry that was altered, inserted or removed.",
+        overview: "Walk the audit log of a database file from its first entry: every entry's values must hash to what its link covers, every link must follow from the one before (HMAC under the key from the server's secret), an erased entry must be of an action retention erases, hold no values and be listed by a later entry that records the erasure, and the log must reach the newest entry recorded outside the database (<db>.audit-head, signed with the same key), which must be there once the log has entries. Exits 0 when the log is intact, 1 naming the first entry that was altered, inserted or removed, or what is wrong with the head.",
         options: [database, secretFile])
 
     var database: String

@@ -12,9 +12,10 @@ struct ServeCommand: GatePassCommand {
                                   help: "The port (default 8080); 0 picks a free one. The first line printed is the URL.")
     static let dev = Flag("--dev", help: "Development mode: log one-time codes and answer /api/auth/dev-peek-otp.")
     static let demoData = Flag("--demo-data", help: "Seed a demo organization with a user per role and visitors in every status.")
+    static let recreateAuditHead = Flag("--recreate-audit-head", help: "Write a new audit head (<db>.audit-head) where the one found is missing or does not match the log, as after restoring the database from a backup; recorded in the audit log as audit-head.recreate. Without it such a head stops the start.")
     static let configuration = CommandConfiguration(
         name: "gatepass serve", overview: "Run the Gate Pass HTTP API server (api.md) on SQLite, or on PostgreSQL shared by several servers behind a load balancer.",
-        options: [config, database, ServerOptions.secretFile, host, port, dev, demoData])
+        options: [config, database, ServerOptions.secretFile, host, port, dev, demoData, recreateAuditHead])
 
     var configPath: String?
     var database: String?
@@ -23,6 +24,7 @@ struct ServeCommand: GatePassCommand {
     var port: Int?
     var devMode: Bool
     var demoData: Bool
+    var recreateAuditHead: Bool
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
         configPath = try arguments.value(Self.config)
@@ -32,6 +34,7 @@ struct ServeCommand: GatePassCommand {
         port = try arguments.value(Self.port)
         devMode = arguments.has(Self.dev)
         demoData = arguments.has(Self.demoData)
+        recreateAuditHead = arguments.has(Self.recreateAuditHead)
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
@@ -51,7 +54,7 @@ struct ServeCommand: GatePassCommand {
         let server: GatePassServer
         do {
             raiseOpenFileLimit()
-            server = try GatePassServer(configuration: configuration, devMode: devMode)
+            server = try GatePassServer(configuration: configuration, devMode: devMode, recreateAuditHead: recreateAuditHead)
         } catch {
             throw CommandFailure("cannot start: \(error)")
         }

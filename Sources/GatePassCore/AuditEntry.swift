@@ -43,15 +43,25 @@ public enum AuditAction: String, Codable, Sendable, CaseIterable {
     case mailTest = "mail.test"
     case retentionRun = "retention.run"
     /// One visitor anonymised at once (a data-subject request, `POST /api/admin/visitors/:id/erase`).
+    /// Its entity is the erase request (`erase-request`), not the visitor: it records an erasure.
     case visitorErase = "visitor.erase"
     /// Reads of personal data in bulk (api.md: CSV exports and `visitor.export` are audited too).
     case scanHistoryExport = "scan-history.export"
     case auditExport = "audit.export"
     /// Everything stored about one visitor, read out (`GET /api/admin/visitors/:id/export`).
     case visitorExport = "visitor.export"
+    /// The server took over an audit head in the unsigned format of an earlier version and
+    /// signed it (`system`, at the first start after the upgrade).
+    case auditHeadUpgrade = "audit-head.upgrade"
+    /// `gatepass serve --recreate-audit-head` wrote a new head where the old one was missing or
+    /// did not match the log (after a restore), saying what it found.
+    case auditHeadRecreate = "audit-head.recreate"
 
-    /// The kind of thing the action changes: `visitor` for `visitor.create`.
-    public var entity: String { String(rawValue.prefix(while: { $0 != "." })) }
+    /// The kind of thing the action changes: `visitor` for `visitor.create`; an erase request
+    /// records an erasure, not a change of the visitor.
+    public var entity: String {
+        self == .visitorErase ? "erase-request" : String(rawValue.prefix(while: { $0 != "." }))
+    }
 }
 
 /// One audited change, as `GET /api/admin/audit` lists it. `before`/`after` hold the changed

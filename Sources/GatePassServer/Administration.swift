@@ -14,11 +14,18 @@ public enum Administration {
     public struct Audit: Sendable {
         let log: AuditLog
 
-        /// - Parameter files: the database's state files; its secret is made if missing, as
-        ///   `gatepass serve` would.
-        public init(files: DatabaseFiles) throws {
+        /// Takes the audit head over as `serve` does at start (moved forward when it lags,
+        /// signed when an earlier version left it unsigned), so that these changes move it on.
+        /// - Parameters:
+        ///   - files: the database's state files; its secret is made if missing, as
+        ///     `gatepass serve` would.
+        ///   - store: the database, open.
+        /// - Throws: `AuditHeadError` when the head does not hold (missing on a log with
+        ///   entries, not signed, ahead of the log): the change is not made, as `serve` would not start.
+        public init(files: DatabaseFiles, store: ServerDatabase, now: Date) throws {
             let secret = try ServerSecret.loadOrCreate(path: try files.secretFile())
             log = AuditLog(chain: AuditChain(key: secret.key(for: "audit-chain")), headPath: try files.auditHeadFile())
+            try log.takeOver(store, now: now, recreate: false, requirePrivate: false)
         }
 
         func record(_ action: AuditAction, id: String, _ values: AuditValues, organizationId: String, at time: Date,

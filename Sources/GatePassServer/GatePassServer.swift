@@ -16,13 +16,19 @@ public final class GatePassServer: @unchecked Sendable {
     private let autoCheckoutTimer: DispatchSourceTimer
     private let reissueTimer: DispatchSourceTimer
 
-    /// Opens the database (migrating it), loads or creates the secret, and starts listening.
-    /// - Parameter retryTimer: what retries the store's journal truncations after an erase
-    ///   (tests pass one they run by hand).
+    /// Opens the database (migrating it), loads or creates the secret, takes the audit head
+    /// over (`AuditLog.takeOver`), and starts listening.
+    /// - Parameters:
+    ///   - recreateAuditHead: write a new audit head, recorded in the log, where the one found
+    ///     does not hold (`serve --recreate-audit-head`, after a restore); without it such a
+    ///     head stops the start.
+    ///   - retryTimer: what retries the store's journal truncations after an erase (tests pass
+    ///     one they run by hand).
     /// - Throws: also when the SQLite database, its WAL or shm may be used by group or others,
     ///   or cannot be written (see `SQLiteEngine.init`).
     public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any WallClock = SystemWallClock(),
-                logSink: any LogSink = StandardErrorLog(), retryTimer: any RetryTimer = DispatchRetryTimer()) throws {
+                logSink: any LogSink = StandardErrorLog(), recreateAuditHead: Bool = false,
+                retryTimer: any RetryTimer = DispatchRetryTimer()) throws {
         try configuration.validate()
         let store = try ServerDatabase.open(configuration.databaseLocation, synchronous: configuration.sqliteSynchronous,
                                             busyTimeoutMilliseconds: Int32(configuration.sqliteBusyTimeoutMilliseconds),
@@ -49,6 +55,15 @@ public final class GatePassServer: @unchecked Sendable {
         }
         let application = GatePassApplication(configuration: configuration, store: store, secret: secret, clock: clock,
                                               logSink: logSink, devMode: devMode, mail: mail, passes: passes)
+        // Before this process writes any entry: a head that does not hold stops the start here.
+        do {
+            let takeOver = try application.auditLog.takeOver(store, now: clock.now(), recreate: recreateAuditHead,
+                                                             requirePrivate: true)
+            if let line = takeOver.logLine { application.logSink.log(line) }
+        } catch {
+            store.close()
+            throw error
+        }
         // A peer that closes a socket or pipe early (a client, the OTP delivery program) must
         // make a write fail with EPIPE, never end the server.
         signal(SIGPIPE, SIG_IGN)

@@ -110,7 +110,7 @@ func temporaryPath(_ name: String) -> String {
         #expect(terminal.stdout == """
             OVERVIEW: Run the Gate Pass HTTP API server (api.md) on SQLite, or on PostgreSQL shared by several servers behind a load balancer.
 
-            USAGE: gatepass serve [--config FILE] [--db PATH|URL] [--secret-file FILE] [--host H] [--port N] [--dev] [--demo-data]
+            USAGE: gatepass serve [--config FILE] [--db PATH|URL] [--secret-file FILE] [--host H] [--port N] [--dev] [--demo-data] [--recreate-audit-head]
 
             OPTIONS:
               --config FILE              A JSON configuration file (see Config/server.json); flags override it.
@@ -120,6 +120,7 @@ func temporaryPath(_ name: String) -> String {
               --port N                   The port (default 8080); 0 picks a free one. The first line printed is the URL.
               --dev                      Development mode: log one-time codes and answer /api/auth/dev-peek-otp.
               --demo-data                Seed a demo organization with a user per role and visitors in every status.
+              --recreate-audit-head      Write a new audit head (<db>.audit-head) where the one found is missing or does not match the log, as after restoring the database from a backup; recorded in the audit log as audit-head.recreate. Without it such a head stops the start.
               -h, --help                 Show help information.
 
             """)

@@ -191,4 +191,57 @@ import Testing
         let walSize = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
         #expect(walSize == 0)
     }
+
+    /// Runs `gatepass` with `arguments` to its end: status, stdout, stderr.
+    static func runToEnd(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let out = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, out, err)
+    }
+
+    /// Issue 27: a log with entries and no head (the newest entries may have gone with it)
+    /// stops `serve` and the `--db` commands that write the log; `--recreate-audit-head`
+    /// starts, saying so in the log and in the audit log.
+    @Test func aMissingHeadStopsTheStartUntilTheFlagRecreatesIt() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.executable.path))
+        let directory = temporaryPath("audit-head")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = directory + "/g.db"
+        let added = try Self.runToEnd(["user", "add", "--db", database, "--email", "o@acme.test", "--name", "O",
+                                       "--role", "OWNER", "--organization", "Acme"])
+        #expect(added.status == 0, "\(added.err)")
+        #expect(unlink(database + ".audit-head") == 0)
+
+        let refused = try Self.runToEnd(["serve", "--port", "0", "--db", database])
+        #expect(refused.status == 1 && refused.err.contains("is missing") && refused.err.contains("--recreate-audit-head"),
+                "\(refused.err)")
+        let refusedAdd = try Self.runToEnd(["checkpoint", "add", "--db", database, "--organization", "Acme", "--name", "Side"])
+        #expect(refusedAdd.status == 1 && refusedAdd.err.contains("is missing"), "\(refusedAdd.err)")
+
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--port", "0", "--db", database, "--recreate-audit-head"]
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        #expect(Self.firstLine(of: stdout).hasPrefix("listening on http://127.0.0.1:"))
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let log = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("audit head re-created at entry 2 (audit-head.recreate)"), "\(log)")
+        let verified = try Self.runToEnd(["audit", "verify", "--db", database])
+        #expect(verified.status == 0 && verified.out.contains("intact (2 entries)"), "\(verified.out) \(verified.err)")
+    }
 }

@@ -228,7 +228,9 @@ private func object(_ value: Any?) -> [String: Any]? { value as? [String: Any] }
 
             let written = Set(try server.auditEntries(owner).compactMap { $0["action"] as? String })
             let declared = Set(AuditAction.allCases.map(\.rawValue))
-            #expect(declared.subtracting(written).isEmpty, "declared but not written: \(declared.subtracting(written).sorted())")
+            // The server's own entries about the head are written at start (tested below).
+            #expect(declared.subtracting(written) == ["audit-head.upgrade", "audit-head.recreate"],
+                    "declared but not written: \(declared.subtracting(written).sorted())")
             #expect(written.subtracting(declared).isEmpty, "written but not declared: \(written.subtracting(declared).sorted())")
         }
     }
@@ -376,6 +378,207 @@ private func object(_ value: Any?) -> [String: Any]? { value as? [String: Any] }
             _ = try server.createVisitor(site.ownerToken, ["name": "Eve", "purpose": hostile])
             let entry = try server.auditEntries(site.ownerToken, "action=visitor.create").first
             #expect(object(entry?["after"])?["purpose"] as? String == hostile)
+        }
+    }
+
+    // MARK: - What verification trusts, and the head at start (issue 27 item 2)
+
+    @Test func anEntryEditedInTheDatabaseFileIsNotServed() throws {
+        try withSite { server, site in
+            _ = try server.createVisitor(site.ownerToken, ["name": "Vera Visible"])
+            #expect(try server.get("/api/admin/audit", token: site.ownerToken).status == 200)
+            // Values a login entry never had, marked erased so that their hashes are not asked.
+            _ = try server.store.writeConnection { db in
+                try db.execute(#"UPDATE audit_log SET after = '{"note":"forged"}', erased = 1 WHERE action = 'session.login'"#)
+            }
+            let answer = try server.get("/api/admin/audit", token: site.ownerToken)
+            #expect(answer.status == 500 && !answer.text.contains("forged"), "\(answer.status) \(answer.text)")
+            let csv = try server.get("/api/admin/audit.csv", token: site.ownerToken)
+            #expect(!csv.text.contains("forged"))
+            #expect(server.log.all.contains { $0.contains("gatepass audit verify") }, "\(server.log.all)")
+            #expect(!(try server.verifyAudit()).isIntact)
+        }
+    }
+
+    /// A server on `database` (a restart on the same file), stopped after `body`.
+    private func withServer(on database: String, recreateAuditHead: Bool = false,
+                            _ body: (GatePassServer) throws -> Void = { _ in }) throws {
+        var configuration = ServerConfiguration()
+        configuration.database = database
+        configuration.port = 0
+        configuration.threads = 2
+        configuration.sqliteSynchronous = "NORMAL"
+        let server = try GatePassServer(configuration: configuration, devMode: true, logSink: RecordingLog(),
+                                        recreateAuditHead: recreateAuditHead)
+        defer { server.stop(grace: .seconds(2)) }
+        try body(server)
+    }
+
+    /// A database with a site and a few entries, its server stopped.
+    private func withUsedDatabase(_ body: (String) throws -> Void) throws {
+        try withTemporaryDirectory { directory in
+            let database = directory + "/kept.db"
+            try withSite(configure: { $0.database = database }) { server, site in
+                _ = try server.createVisitor(site.ownerToken, ["name": "Hedda Head"])
+            }
+            try body(database)
+        }
+    }
+
+    @Test func aServerDoesNotStartWithoutTheHeadOnALogWithEntries() throws {
+        try withUsedDatabase { database in
+            #expect(unlink(AuditHead.path(forDatabase: database)) == 0)
+            #expect(throws: (any Error).self) { try withServer(on: database) }
+        }
+    }
+
+    @Test func aHeadItsGroupOrOthersMayWriteStopsTheStart() throws {
+        try withUsedDatabase { database in
+            #expect(chmod(AuditHead.path(forDatabase: database), 0o666) == 0)
+            #expect(throws: (any Error).self) { try withServer(on: database) }
+        }
+    }
+
+    @Test func aLaggingHeadIsMovedForwardAtStart() throws {
+        try withTemporaryDirectory { directory in
+            let database = directory + "/kept.db"
+            let headPath = AuditHead.path(forDatabase: database)
+            var earlier = Data()
+            try withSite(configure: { $0.database = database }) { server, site in
+                _ = try server.createVisitor(site.ownerToken, ["name": "Lagging One"])
+                server.server.application.auditLog.waitForHead()
+                earlier = try #require(FileManager.default.contents(atPath: headPath))
+                _ = try server.createVisitor(site.ownerToken, ["name": "Lagging Two"])
+            }
+            // As after a crash between a commit and its head write.
+            #expect(FileManager.default.createFile(atPath: headPath, contents: earlier))
+            #expect(chmod(headPath, 0o600) == 0)
+            try withServer(on: database) { server in
+                let newest = try #require(try server.store.read { tx in try tx.audit.latest() })
+                let head = try #require(try AuditHead.read(path: headPath))
+                #expect(head.seq == newest.seq && head.link == newest.link)
+            }
+            #expect(try AuditVerification.verify(database: database).isIntact)
+        }
+    }
+
+    /// The server's own entries about the head (no organization: only the store shows them all).
+    private func headEntries(_ store: ServerDatabase) throws -> [StoredAuditEntry] {
+        try store.read { tx in try tx.audit.entries(after: 0, limit: 10_000) }.filter { $0.entry.action.hasPrefix("audit-head.") }
+    }
+
+    @Test func afterARestoreTheFlagRecreatesTheHeadAndSaysSoInTheLog() throws {
+        try withTemporaryDirectory { directory in
+            let database = directory + "/kept.db"
+            try withSite(configure: { $0.database = database }) { server, site in
+                _ = try server.createVisitor(site.ownerToken, ["name": "Before The Backup"])
+            }
+            try FileManager.default.copyItem(atPath: database, toPath: directory + "/backup.db")
+            try withServer(on: database) { server in
+                // An entry the backup will not have.
+                try server.store.write { tx in
+                    try server.application.audit(.mailTest, id: nil, .none, by: .system, organizationId: nil, at: Date(), tx)
+                }
+                server.application.moveAuditHead()
+            }
+            // The backup comes back; the head stays where the lost entries had taken it.
+            for suffix in ["-wal", "-shm"] { unlink(database + suffix) }
+            try FileManager.default.removeItem(atPath: database)
+            try FileManager.default.copyItem(atPath: directory + "/backup.db", toPath: database)
+            let headBefore = try #require(try AuditHead.read(path: AuditHead.path(forDatabase: database)))
+            do {
+                try withServer(on: database)
+                Issue.record("a server started on a log that ends before its head")
+            } catch {
+                #expect("\(error)".contains("ends at entry") && "\(error)".contains("--recreate-audit-head"), "\(error)")
+            }
+            try withServer(on: database, recreateAuditHead: true) { server in
+                let recreated = try headEntries(server.store)
+                #expect(recreated.map(\.entry.action) == ["audit-head.recreate"])
+                #expect(recreated.first?.entry.before == #"{"headSeq":\#(headBefore.seq)}"#)
+                #expect(recreated.first?.entry.after?.contains("ends at entry") == true, "\(String(describing: recreated.first?.entry.after))")
+                let head = try #require(try AuditHead.read(path: AuditHead.path(forDatabase: database)))
+                #expect(head.seq == recreated.first?.seq)
+            }
+            #expect(try AuditVerification.verify(database: database).isIntact)
+            // Where the head holds, the flag changes nothing.
+            try withServer(on: database, recreateAuditHead: true) { server in
+                let entries = try headEntries(server.store)
+                #expect(entries.count == 1)
+            }
+        }
+    }
+
+    @Test func anUnsignedHeadOfAnEarlierVersionIsSignedOnceAndItsErasuresListed() throws {
+        try withTemporaryDirectory { directory in
+            let database = directory + "/old.db"
+            let secret = try ServerSecret.loadOrCreate(path: database + ".secret")
+            let chain = AuditChain(key: secret.key(for: "audit-chain"))
+            // A log as an earlier version left it: untagged links, every entry about a visitor
+            // erased (its export too), no record of the erasure, and an unsigned head.
+            let store = try ServerDatabase(path: database, synchronous: "NORMAL")
+            var previous = AuditChain.genesis
+            for (index, action) in ["visitor.create", "session.login", "visitor.export", "visitor.checkin"].enumerated() {
+                let entry = AuditEntry(id: "old-\(index)", at: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)),
+                                       actorKind: .system, actorId: nil, action: action,
+                                       entity: String(action.prefix { $0 != "." }), entityId: "visitor-1",
+                                       before: nil, after: #"{"visits":\#(index)}"#)
+                let hashes = AuditChain.fieldHashes(entry, organizationId: "org-1")
+                let link = chain.legacyLink(previous: previous, hashes: hashes)
+                try store.write { tx in
+                    try tx.audit.append(StoredAuditEntry(seq: 0, entry: entry, organizationId: "org-1", erased: false,
+                                                         fieldHashes: hashes, link: link))
+                }
+                previous = link
+            }
+            try store.write { tx in
+                try tx.audit.eraseValues(seq: 1)
+                try tx.audit.eraseValues(seq: 3)
+            }
+            store.close()
+            let headPath = AuditHead.path(forDatabase: database)
+            try "4 \(previous.map { String(format: "%02x", $0) }.joined())\n".write(toFile: headPath, atomically: true, encoding: .utf8)
+            #expect(chmod(headPath, 0o600) == 0)
+            #expect(try AuditVerification.verify(database: database) == .erasureUnrecorded(seq: 1, id: "old-0"))
+
+            try withServer(on: database) { server in
+                let upgrade = try headEntries(server.store)
+                #expect(upgrade.map(\.entry.action) == ["audit-head.upgrade"])
+                #expect(upgrade.first?.entry.after == #"{"erasedEntries":"1,3","headSeq":4,"logEnd":4}"#)
+                #expect(try AuditHead.read(path: headPath)?.signature != nil)
+            }
+            #expect(try AuditVerification.verify(database: database).isIntact)
+            // An unsigned head is never taken again: this version has written to the log.
+            let newest = try #require(try AuditHead.read(path: headPath))
+            try "\(newest.seq) \(newest.link.map { String(format: "%02x", $0) }.joined())\n"
+                .write(toFile: headPath, atomically: true, encoding: .utf8)
+            #expect(chmod(headPath, 0o600) == 0)
+            do {
+                try withServer(on: database)
+                Issue.record("an unsigned head was taken over on a log this version wrote to")
+            } catch {
+                #expect("\(error)".contains("unsigned format"), "\(error)")
+            }
+        }
+    }
+
+    @Test func aRunningServerNeverWritesItsHeadOverRemovedEntries() throws {
+        try withTemporaryDirectory { directory in
+            let database = directory + "/kept.db"
+            let headPath = AuditHead.path(forDatabase: database)
+            try withSite(configure: { $0.database = database }) { server, site in
+                _ = try server.createVisitor(site.ownerToken, ["name": "Kept Once"])
+                server.server.application.auditLog.waitForHead()
+                let head = try #require(try AuditHead.read(path: headPath))
+                _ = try server.store.writeConnection { db in try db.execute("DELETE FROM audit_log WHERE seq = ?", [head.seq]) }
+                _ = try server.createVisitor(site.ownerToken, ["name": "After The Cut"])
+                _ = try server.createVisitor(site.ownerToken, ["name": "And Another"])
+                server.server.application.auditLog.waitForHead()
+                #expect(try AuditHead.read(path: headPath) == head, "the head stays as evidence")
+                #expect(server.log.all.filter { $0.contains("no longer chains from entry \(head.seq)") }.count == 1,
+                        "\(server.log.all)")
+            }
+            #expect(!(try AuditVerification.verify(database: database)).isIntact)
         }
     }
 }

@@ -127,7 +127,12 @@ import Testing
             // One retention.run entry per real run (the second changed nothing, and says so).
             let runs = try server.store.read { tx in try tx.audit.entries(entityId: site.organizationId) }
                 .filter { $0.entry.action == "retention.run" }
-            #expect(runs.map(\.entry.after) == [#"{"scans":1,"visitors":1}"#, #"{"scans":0,"visitors":0}"#])
+            // The run that erased lists the entries it erased (verification asks that of each).
+            let erasedOfOld = try server.store.read { tx in try tx.audit.entries(entityId: old["id"] as! String) }
+                .filter(\.erased).map(\.seq)
+            #expect(!erasedOfOld.isEmpty)
+            #expect(runs.first?.entry.after == #"{"erasedEntries":"\#(SequenceRanges.text(erasedOfOld))","scans":1,"visitors":1}"#)
+            #expect(runs.last?.entry.after == #"{"scans":0,"visitors":0}"#)
             #expect(runs.allSatisfy { $0.entry.actorKind == .user && $0.entry.actorId == site.owner.id })
             #expect(try AuditVerification.verify(database: server.directory + "/gatepass.db").isIntact)
         }
@@ -179,12 +184,32 @@ import Testing
             let entries = try server.store.read { tx in try tx.audit.entries(entityId: id) }
             #expect(entries.last?.entry.action == "visitor.erase")
             #expect(entries.dropLast().allSatisfy { $0.erased && $0.entry.before == nil && $0.entry.after == nil })
-            #expect(entries.last?.entry.after == #"{"scans":1,"visitors":1}"#)
+            let erasedSeqs = SequenceRanges.text(entries.dropLast().map(\.seq))
+            #expect(entries.last?.entry.after == #"{"erasedEntries":"\#(erasedSeqs)","scans":1,"visitors":1}"#)
+            #expect(entries.last?.entry.entity == "erase-request", "the record of an erasure is not the visitor's")
             #expect(try AuditVerification.verify(database: server.directory + "/gatepass.db").isIntact)
 
             // Again: nothing left to erase, no second entry.
             #expect(try server.post("/api/admin/visitors/\(id)/erase", token: site.ownerToken).status == 200)
             #expect(try server.store.read { tx in try tx.audit.entries(entityId: id) }.count == entries.count)
+        }
+    }
+
+    @Test func theRecordsOfAnErasureAndOfAnExportAreNeverErased() throws {
+        try withSite { server, site in
+            let visitor = try server.createVisitor(site.ownerToken, ["name": "Erin Recorded", "email": "erin@example.org"])
+            let id = try #require(visitor["id"] as? String)
+            #expect(try server.get("/api/admin/visitors/\(id)/export", token: site.adminToken).status == 200)
+            #expect(try server.post("/api/admin/visitors/\(id)/erase", token: site.ownerToken).status == 200)
+            let entries = try server.store.read { tx in try tx.audit.entries(entityId: id) }
+            let export = try #require(entries.first { $0.entry.action == "visitor.export" })
+            #expect(!export.erased && export.entry.after != nil, "an export's counts hold nothing of the person")
+            let created = try #require(entries.first { $0.entry.action == "visitor.create" })
+            #expect(created.erased && created.entry.after == nil)
+            let record = try #require(entries.last)
+            #expect(record.entry.action == "visitor.erase" && !record.erased)
+            #expect(record.entry.after?.contains("erasedEntries") == true, "\(String(describing: record.entry.after))")
+            #expect(try AuditVerification.verify(database: server.directory + "/gatepass.db").isIntact)
         }
     }
 

@@ -68,6 +68,17 @@ struct AuditValues: Sendable, Equatable {
         AuditValues(before: nil, after: canonical(fields(of: value)))
     }
 
+    /// An erasure's record (`retention.run`, `visitor.erase`): the counts, and the entries whose
+    /// values it erased as `erasedEntries` (`"3,5-9"`; absent when none), which verification
+    /// requires of every erased entry.
+    static func erasure(_ erasure: Erasure) -> AuditValues {
+        var members = fields(of: erasure.counts)
+        if !erasure.auditEntries.isEmpty {
+            members[AuditChain.erasedEntriesKey] = .string(SequenceRanges.text(erasure.auditEntries))
+        }
+        return AuditValues(before: nil, after: canonical(members))
+    }
+
     /// The fields as the API encodes them (`JSONValue(encoding:)`: the handlers run on the
     /// writer's thread, where Foundation's encoder and parser cost more than the change itself).
     private static func fields(of value: some Encodable) -> [String: JSONValue] {

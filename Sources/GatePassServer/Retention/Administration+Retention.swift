@@ -23,16 +23,17 @@ extension Administration {
         guard FileManager.default.fileExists(atPath: secretPath) else {
             throw Failure(message: "no server secret at \(secretPath): the audit key comes from it (give --secret-file)")
         }
-        let audit = try Audit(files: files)
         let store = try files.open()
         defer { store.close() }
+        let audit = try Audit(files: files, store: store, now: now)
         var outcomes: [RetentionOutcome] = []
         for organizationId in try store.read({ tx in try tx.directory.organizationIds() }) {
             let (name, counts) = try store.write { tx -> (String, RetentionCounts) in
                 let name = try tx.directory.organization(id: organizationId)?.name ?? organizationId
-                let counts = try Anonymisation.run(organizationId: organizationId, now: now, dryRun: dryRun, limit: nil, tx)
+                let erasure = try Anonymisation.run(organizationId: organizationId, now: now, dryRun: dryRun, limit: nil, tx)
+                let counts = erasure.counts
                 if !dryRun && counts != .zero {
-                    try audit.record(.retentionRun, id: organizationId, .facts(counts), organizationId: organizationId,
+                    try audit.record(.retentionRun, id: organizationId, .erasure(erasure), organizationId: organizationId,
                                      at: now, tx)
                 }
                 return (name, counts)

@@ -7,6 +7,8 @@ import GatePassCore
 /// idempotent answers, and the values of the audit entries about it — the audit chain keeps the
 /// hashes it covers, so `gatepass audit verify` still passes. Runs inside the caller's
 /// transaction; statuses, times and counts stay, so stats and history still count the visitor.
+/// The caller records the erasure in the same transaction (`AuditValues.erasure`): an erased
+/// audit entry that no later entry lists fails verification.
 enum Anonymisation {
     /// How many visitors one transaction of the daily job anonymises: the writer serves the
     /// gates between two batches.
@@ -19,44 +21,52 @@ enum Anonymisation {
     /// from before that cutoff. A dry run counts exactly what the real run erases and changes
     /// nothing.
     static func run(organizationId: String, now: Date, dryRun: Bool, limit: Int?,
-                    _ tx: any Transaction) throws -> RetentionCounts {
+                    _ tx: any Transaction) throws -> Erasure {
         guard let organization = try tx.directory.organization(id: organizationId) else {
             throw APIError.notFound("organization")
         }
         let cutoff = Retention.cutoff(now: now, retentionDays: organization.retentionDays)
         if dryRun {
             precondition(limit == nil, "a dry run counts the whole run")
-            return RetentionCounts(visitors: try tx.visitors.dueForRetentionCount(organizationId: organizationId, endedBefore: cutoff),
-                                   scans: try tx.scans.rawCount(ofVisitorsDue: organizationId, endedBefore: cutoff)
-                                       + tx.scans.unlinkedRawCount(organizationId: organizationId, scannedBefore: cutoff))
+            let counts = RetentionCounts(
+                visitors: try tx.visitors.dueForRetentionCount(organizationId: organizationId, endedBefore: cutoff),
+                scans: try tx.scans.rawCount(ofVisitorsDue: organizationId, endedBefore: cutoff)
+                    + tx.scans.unlinkedRawCount(organizationId: organizationId, scannedBefore: cutoff))
+            return Erasure(counts: counts, auditEntries: [])
         }
-        var counts = RetentionCounts(visitors: 0,
-                                     scans: try tx.scans.eraseUnlinkedRaw(organizationId: organizationId, scannedBefore: cutoff))
+        var erasure = Erasure(counts: RetentionCounts(visitors: 0, scans: try tx.scans.eraseUnlinkedRaw(
+            organizationId: organizationId, scannedBefore: cutoff)), auditEntries: [])
         let pageSize = limit ?? batchSize
         while true {
             let due = try tx.visitors.dueForRetention(organizationId: organizationId, endedBefore: cutoff, limit: pageSize)
-            counts = counts + (try anonymise(due, now: now, tx))
-            if due.count < pageSize || limit != nil { return counts }
+            erasure = erasure + (try anonymise(due, now: now, tx))
+            if due.count < pageSize || limit != nil { return erasure }
         }
     }
 
     /// Anonymises these visitors and every copy of their data; returns how many visitors it
-    /// changed (those anonymised already are left alone) and how many scans' `raw` it erased.
-    static func anonymise(_ records: [VisitorRecord], now: Date, _ tx: any Transaction) throws -> RetentionCounts {
+    /// changed (those anonymised already are left alone), how many scans' `raw` it erased, and
+    /// which audit entries' values it erased (only of `AuditChain.erasableActions`: the records
+    /// of erasures and exports hold no personal data and stay whole).
+    static func anonymise(_ records: [VisitorRecord], now: Date, _ tx: any Transaction) throws -> Erasure {
         var changed: [VisitorRecord] = []
+        var erasedEntries: [Int64] = []
         for record in records where try tx.visitors.anonymise(record.visitor.anonymised(), at: now) {
             changed.append(record)
             let id = record.visitor.id
             try eraseEvents(ofVisitor: id, tx)
             _ = try tx.mail.erase(visitorId: id, organizationId: record.organizationId, legacyEmail: record.visitor.email)
-            for stored in try tx.audit.entries(entityId: id) where !stored.erased {
+            for stored in try tx.audit.entries(entityId: id)
+            where !stored.erased && AuditChain.erasableActions.contains(stored.entry.action) {
                 try tx.audit.eraseValues(seq: stored.seq)
+                erasedEntries.append(stored.seq)
             }
         }
-        guard let earliest = changed.map(\.visitor.createdAt).min() else { return .zero }
+        guard let earliest = changed.map(\.visitor.createdAt).min() else { return .none }
         let ids = changed.map(\.visitor.id)
         try eraseStoredAnswers(mentioning: Set(ids), since: earliest, tx)
-        return RetentionCounts(visitors: changed.count, scans: try tx.scans.eraseRaw(visitorIds: ids))
+        return Erasure(counts: RetentionCounts(visitors: changed.count, scans: try tx.scans.eraseRaw(visitorIds: ids)),
+                       auditEntries: erasedEntries)
     }
 
     private static func eraseEvents(ofVisitor id: String, _ tx: any Transaction) throws {
@@ -76,6 +86,19 @@ enum Anonymisation {
             guard let body = StoredAnswerErasure.anonymised(answer.body, visitorIds: ids) else { continue }
             try tx.idempotency.replaceBody(scope: answer.scope, key: answer.key, body: body)
         }
+    }
+}
+
+/// What an anonymisation did: the counts the API answers, and the numbers of the audit entries
+/// whose values it erased (which the caller's erasure record lists).
+struct Erasure: Sendable, Equatable {
+    var counts: RetentionCounts
+    var auditEntries: [Int64]
+
+    static let none = Erasure(counts: .zero, auditEntries: [])
+
+    static func + (left: Erasure, right: Erasure) -> Erasure {
+        Erasure(counts: left.counts + right.counts, auditEntries: left.auditEntries + right.auditEntries)
     }
 }
 

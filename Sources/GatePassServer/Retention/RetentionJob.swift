@@ -44,10 +44,11 @@ extension GatePassApplication {
         var total = RetentionCounts.zero
         while true {
             let batch = try store.write { tx in
-                let counts = try Anonymisation.run(organizationId: organizationId, now: now, dryRun: false,
-                                                   limit: Anonymisation.batchSize, tx)
+                let erasure = try Anonymisation.run(organizationId: organizationId, now: now, dryRun: false,
+                                                    limit: Anonymisation.batchSize, tx)
+                let counts = erasure.counts
                 if counts != .zero {
-                    try self.audit(.retentionRun, id: organizationId, .facts(counts), by: .system,
+                    try self.audit(.retentionRun, id: organizationId, .erasure(erasure), by: .system,
                                    organizationId: organizationId, at: now, tx)
                 }
                 if counts.visitors < Anonymisation.batchSize {

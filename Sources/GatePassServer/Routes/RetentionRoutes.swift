@@ -20,12 +20,12 @@ extension GatePassApplication {
     func runRetention(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(RetentionRunBody.self, from: call.request.body)
         let organizationId = call.caller.organizationId
-        let counts = try Anonymisation.run(organizationId: organizationId, now: call.now, dryRun: body.dryRun, limit: nil, tx)
+        let erasure = try Anonymisation.run(organizationId: organizationId, now: call.now, dryRun: body.dryRun, limit: nil, tx)
         if !body.dryRun {
-            try audit(.retentionRun, id: organizationId, .facts(counts), call, tx)
-            if counts != .zero { call.effects.noteErasedPersonalData() }
+            try audit(.retentionRun, id: organizationId, .erasure(erasure), call, tx)
+            if erasure.counts != .zero { call.effects.noteErasedPersonalData() }
         }
-        return JSONBody.response(counts)
+        return JSONBody.response(erasure.counts)
     }
 
     /// A visitor of the caller's organization named by `:id` (id or short id), or 404.
@@ -46,9 +46,10 @@ extension GatePassApplication {
         if record.visitor.status == .checkedIn {
             throw APIError.conflict("the visitor is on site: check them out first (the evacuation roll must name who is inside)")
         }
-        let counts = try Anonymisation.anonymise([record], now: call.now, tx)
-        if counts.visitors == 1 {
-            try audit(.visitorErase, id: record.visitor.id, .facts(counts), call, tx)
+        let erasure = try Anonymisation.anonymise([record], now: call.now, tx)
+        if erasure.counts.visitors == 1 {
+            // The erase request's own entry (entity `erase-request`) lists the entries it erased.
+            try audit(.visitorErase, id: record.visitor.id, .erasure(erasure), call, tx)
             call.effects.noteErasedPersonalData()
         }
         guard let now = try tx.visitors.find(id: record.visitor.id) else { throw APIError.notFound("visitor") }

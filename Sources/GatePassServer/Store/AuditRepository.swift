@@ -29,6 +29,10 @@ protocol AuditRepository {
     /// The newest entry's sequence number and link only: what an append chains to (every
     /// audited change reads it twice, and the whole entry is not needed for that).
     func latestLink() throws -> (seq: Int64, link: [UInt8])?
+    /// The link of the newest entry before `seq`, if any: what the entry `seq` chains from.
+    func linkBefore(seq: Int64) throws -> [UInt8]?
+    /// The numbers of the entries whose values were erased, oldest first.
+    func erasedSeqs() throws -> [Int64]
     /// Entries after `seq`, oldest first, for verification.
     func entries(after seq: Int64, limit: Int) throws -> [StoredAuditEntry]
     /// One page of the log, newest first (`GET /api/admin/audit`).

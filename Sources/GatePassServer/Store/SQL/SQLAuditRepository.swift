@@ -48,6 +48,18 @@ struct SQLAuditRepository<Database: SQLRunner>: AuditRepository {
         }
     }
 
+    func linkBefore(seq: Int64) throws -> [UInt8]? {
+        try db.queryFirst("SELECT seq, link FROM audit_log WHERE seq < ? ORDER BY seq DESC LIMIT 1", [seq]) { row in
+            let link = try row.blob(1)
+            guard link.count == 32 else { throw StoredDataError("audit entry \(try row.int64(0)) has a link of \(link.count) bytes") }
+            return link
+        }
+    }
+
+    func erasedSeqs() throws -> [Int64] {
+        try db.query("SELECT seq FROM audit_log WHERE erased <> 0 ORDER BY seq", []) { row in try row.int64(0) }
+    }
+
     func entries(after seq: Int64, limit: Int) throws -> [StoredAuditEntry] {
         try db.query("SELECT \(Self.columns) FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?", [seq, limit], Self.entry)
     }
