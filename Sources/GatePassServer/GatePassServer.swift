@@ -154,6 +154,11 @@ public final class GatePassServer: @unchecked Sendable {
     /// Signalled after a connection opens or closes (see `HTTPServer.connectionChanges`).
     public var connectionChanges: ChangeSignal { http.connectionChanges }
 
+    /// True once `stop` has begun: every request whose head arrives from then on is 503.
+    public var isStopping: Bool { http.isStopping }
+    /// Signalled when a stop begins (see `HTTPServer.stopChanges`).
+    public var stopChanges: ChangeSignal { http.stopChanges }
+
     /// Writes out the lines the (buffered) log holds now.
     public func flushLog() { application.logSink.flush() }
 
@@ -164,6 +169,7 @@ public final class GatePassServer: @unchecked Sendable {
     /// gets an answer: a write committed by then its real one; a write still queued 503 (and
     /// it is not applied); a push-test wait, or anything else unanswered, 503 `UNAVAILABLE`.
     public func stop(grace: Duration = .seconds(10)) {
+        http.beginStop()
         maintenance.cancel()
         autoCheckoutTimer.cancel()
         reissueTimer.cancel()

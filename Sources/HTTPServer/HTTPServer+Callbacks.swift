@@ -10,8 +10,10 @@ final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
     var bodyExceededLimit = false
     var dispatched = false
-    /// The head broke a framing rule: the answer closes the connection.
+    /// The head broke a framing rule, or arrived after a stop began: the answer closes the connection.
     var closeAfterAnswer = false
+    /// Counted in the server's `inFlight` (a request refused at a stop is not: nothing waits for it).
+    var countedInFlight = true
     /// The head, read at the first call and kept until the body is complete.
     var headers: [(name: String, value: String)] = []
     var target = RequestFraming.Target.unparsed
@@ -92,7 +94,17 @@ let accessHandler: MHD_AccessHandlerCallback = {
     guard let stateRaw = requestState.pointee else {
         let state = RequestState(connection: connection)
         requestState.pointee = Unmanaged.passRetained(state).toOpaque()
-        server.inFlight.add(1, ordering: .relaxed)
+        // Counted before the stop's flag is read, while `beginStop` sets the flag before `stop`
+        // reads the count: so a request is either refused here or waited for by the stop.
+        server.inFlight.add(1, ordering: .sequentiallyConsistent)
+        if server.isStopping {
+            // A request begun after the stop began: 503 at once, and the connection closes, so
+            // a kept-alive connection takes no more work while the requests in flight finish.
+            server.inFlight.subtract(1, ordering: .sequentiallyConsistent)
+            state.countedInFlight = false
+            state.closeAfterAnswer = true
+            return server.dispatch(connection: connection, method: method, state: state)
+        }
         let record = record(of: connection)
         if let record { server.connectionGuard.move(record, to: .readingBody) }
         let headers = orderedHeaders(of: connection)
@@ -153,7 +165,7 @@ let completedHandler: MHD_RequestCompletedCallback = { context, connection, requ
     state.connectionAlive = false
     state.lock.unlock()
     server.unanswered.withLock { _ = $0.requests.removeValue(forKey: ObjectIdentifier(state)) }
-    if !state.streaming { server.inFlight.subtract(1, ordering: .relaxed) }
+    if state.countedInFlight && !state.streaming { server.inFlight.subtract(1, ordering: .relaxed) }
 }
 
 /// Collects every header line in order, repeated names included (`MHD_get_connection_values`).
@@ -196,7 +208,8 @@ extension HTTPServer {
             table.requests[ObjectIdentifier(state)] = state
             return table.stopping
         }
-        if stopping {
+        if stopping || !state.countedInFlight {
+            state.closeAfterAnswer = true
             deliver(configuration.unansweredAtStop, to: state)
         } else {
             responder.respond(to: request) { [self] response in deliver(response, to: state) }

@@ -10,7 +10,9 @@ import Synchronization
 /// `Content-Length` over the limit is answered before the body is read, and a chunked body
 /// is counted and discarded once it passes the limit. A request whose head breaks
 /// `RequestFraming`'s rules reaches the responder at once with `malformation` set and its
-/// answer closes the connection.
+/// answer closes the connection. Once a stop begins, every new request — on a new connection
+/// or a kept-alive one — is answered `unansweredAtStop` with `Connection: close`, while the
+/// requests begun before finish.
 ///
 /// Ownership: from `start` until `stop` returns, the daemon holds a strong reference to this
 /// object (its callbacks' context), so nothing the daemon calls can outlive it.
@@ -83,6 +85,10 @@ public final class HTTPServer: Sendable {
     /// Streaming responses under way, ended by `stop`.
     let streams = Locked<[ObjectIdentifier: StreamState]>([:])
     private let boundPort = Atomic<UInt16>(0)
+    /// Set when a stop begins (`beginStop`): from then on a request whose head arrives is
+    /// answered `unansweredAtStop` at once, with `Connection: close`, and is not counted in
+    /// `inFlight`.
+    private let stopBegun = Atomic<Bool>(false)
     let connectionGuard: ConnectionGuard
 
     public init(configuration: Configuration, responder: any HTTPResponder) {
@@ -113,6 +119,21 @@ public final class HTTPServer: Sendable {
     /// Signalled after a connection opens or closes: wait on it for a count of
     /// `openConnections(from:)` rather than polling.
     public var connectionChanges: ChangeSignal { connectionGuard.changes }
+
+    /// True once a stop has begun.
+    public var isStopping: Bool { stopBegun.load(ordering: .sequentiallyConsistent) }
+
+    /// Signalled when a stop begins: wait on it for `isStopping` rather than polling.
+    public let stopChanges = ChangeSignal()
+
+    /// Begins a stop: every request whose head arrives from now on, on a new or a kept-alive
+    /// connection, is answered `unansweredAtStop` with `Connection: close` without reaching
+    /// the responder; requests begun before are served. `stop` calls it first; an owner with
+    /// work of its own to end before `stop` (streams, timers) calls it at the start of that.
+    public func beginStop() {
+        stopBegun.store(true, ordering: .sequentiallyConsistent)
+        stopChanges.signal()
+    }
 
     /// Binds and starts serving. Returns the port bound (useful with port 0).
     @discardableResult
@@ -157,20 +178,21 @@ public final class HTTPServer: Sendable {
     @discardableResult
     public func waitForRequestsInFlight(grace: Duration) -> Bool {
         let deadline = ContinuousClock.now + grace
-        while inFlight.load(ordering: .acquiring) > 0 {
+        while inFlight.load(ordering: .sequentiallyConsistent) > 0 {
             if ContinuousClock.now >= deadline { return false }
             Thread.sleep(forTimeInterval: 0.01)
         }
         return true
     }
 
-    /// Lets requests in flight finish (up to `grace`); answers those still waiting for their
-    /// responder with `unansweredAtStop` and lets those answers reach the socket; ends every
-    /// stream; then closes the listening socket and every connection and joins the pool
-    /// threads. After it returns, a late reply from the responder is dropped: it never
-    /// touches the stopped daemon.
+    /// Refuses new requests from now on (`beginStop`); lets requests in flight finish (up to
+    /// `grace`); answers those still waiting for their responder with `unansweredAtStop` and
+    /// lets those answers reach the socket; ends every stream; then closes the listening
+    /// socket and every connection and joins the pool threads. After it returns, a late reply
+    /// from the responder is dropped: it never touches the stopped daemon.
     public func stop(grace: Duration = .seconds(10)) {
         guard daemon.withLock({ $0 }) != nil else { return }
+        beginStop()
         // No MHD_quiesce_daemon: with an epoll thread pool it can abort the process
         // ("Failed to remove listen FD from epoll set", seen in 0.9.75 under parallel tests).
         waitForRequestsInFlight(grace: grace)

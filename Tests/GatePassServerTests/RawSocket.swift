@@ -74,6 +74,30 @@ final class RawSocket {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// Reads one answer — its head and a body of its `Content-Length` — or what arrived before
+    /// the peer closed or the timeout passed. Bytes past that answer are not read.
+    func readResponse() -> String {
+        var received: [UInt8] = []
+        var byte: UInt8 = 0
+        let endOfHead = Array("\r\n\r\n".utf8)
+        while !received.suffix(4).elementsEqual(endOfHead) {
+            guard recv(descriptor, &byte, 1, 0) == 1 else { return String(decoding: received, as: UTF8.self) }
+            received.append(byte)
+        }
+        let head = String(decoding: received, as: UTF8.self)
+        let length = head.components(separatedBy: "\r\n")
+            .first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        var body = [UInt8](repeating: 0, count: length)
+        var filled = 0
+        while filled < length {
+            let count = body[filled...].withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            filled += count
+        }
+        return head + String(decoding: body[..<filled], as: UTF8.self)
+    }
+
     /// True when the peer has closed the connection (a read sees end-of-file or a reset).
     func peerClosed() -> Bool {
         var byte: UInt8 = 0

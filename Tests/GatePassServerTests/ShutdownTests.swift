@@ -138,4 +138,51 @@ final class HoldingResponder: HTTPResponder, @unchecked Sendable {
             done.wait()
         }
     }
+
+    /// `serve`'s stop (SIGTERM): from its first moment a write on a kept-alive connection is
+    /// 503 `UNAVAILABLE` with `Connection: close` and is not applied, while a write whose head
+    /// had arrived before the stop finishes and is answered for real.
+    @Test func onceAStopBeginsWritesOnKeptAliveConnectionsAre503AndARunningOneFinishes() throws {
+        try withSite { server, site in
+            func post(_ name: String, expectContinue: Bool = false) -> (head: String, body: String) {
+                let body = #"{"name":"\#(name)"}"#
+                let head = "POST /api/visitors HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(site.ownerToken)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                    + (expectContinue ? "Expect: 100-continue\r\n" : "") + "\r\n"
+                return (head, body)
+            }
+            let kept = try RawSocket(port: server.port)
+            let warm = post("Before Stop")
+            kept.write(warm.head + warm.body)
+            #expect(kept.readResponse().hasPrefix("HTTP/1.1 201"))
+            // A write begun before the stop: its head is read (libmicrohttpd says 100 Continue
+            // once our handler has taken it), its body not sent yet.
+            let running = try RawSocket(port: server.port)
+            let held = post("Running Visitor", expectContinue: true)
+            running.write(held.head)
+            #expect(running.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100"))
+            let stopped = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                server.server.stop(grace: .seconds(60))
+                stopped.signal()
+            }
+            #expect(server.server.stopChanges.wait { server.server.isStopping })
+            let refused = post("Refused Visitor")
+            kept.write(refused.head + refused.body)
+            let (bytes, closed) = kept.readUntilClosed()
+            let answer = String(decoding: bytes, as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 503"), "\(answer)")
+            #expect(answer.lowercased().contains("connection: close"), "\(answer)")
+            #expect(answer.lowercased().contains("retry-after: "), "\(answer)")
+            #expect(answer.contains(#""code":"UNAVAILABLE""#), "\(answer)")
+            #expect(closed)
+            running.write(held.body)
+            let finished = running.readResponse()
+            #expect(finished.hasPrefix("HTTP/1.1 201") && finished.contains("Running Visitor"), "\(finished)")
+            stopped.wait()
+            // The refused write never reached the application: two creations were logged.
+            #expect(server.log.all.filter { $0.hasPrefix("POST /api/visitors 201") }.count == 2, "\(server.log.all.suffix(5))")
+            #expect(!server.log.all.contains { $0.hasPrefix("POST /api/visitors") && !$0.hasPrefix("POST /api/visitors 201") })
+        }
+    }
 }
