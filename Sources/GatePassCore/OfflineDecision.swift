@@ -153,16 +153,27 @@ public enum OfflineClaimFailure: String, Codable, Sendable, CaseIterable {
 /// visitor by `/expected`: the server records it per answer, and judges the device's offline
 /// claims against it.
 public struct DeviceKnowledge: Sendable, Equatable {
-    /// False when the answer named the visitor as revoked, or carried it in a state an offline
-    /// kiosk refuses (`OfflineClaim.refusesOffline`).
+    /// False when the last answer named the visitor as revoked, or carried it in a state an
+    /// offline kiosk refuses (`OfflineClaim.refusesOffline`).
     public var admissible: Bool
+    /// When not admissible: the server's time of the first answer that told the device so (a
+    /// scan made before it could not have known).
+    public var refusedSince: Date?
 
-    public init(admissible: Bool) { self.admissible = admissible }
-
-    /// What an answer carrying `visitor` (blocked: named in `revoked` only) tells the device.
-    public init(told visitor: Visitor, blocked: Bool) {
-        admissible = !blocked && !OfflineClaim.refusesOffline(visitor)
+    /// - Throws: `DeviceKnowledge.Inconsistent` for a refusal without its time, or the reverse
+    ///   (a stored row this code does not understand is an error, never a default).
+    public init(admissible: Bool, refusedSince: Date?) throws(Inconsistent) {
+        guard admissible == (refusedSince == nil) else { throw Inconsistent() }
+        self.admissible = admissible; self.refusedSince = refusedSince
     }
+
+    /// What an answer at `time` carrying `visitor` (blocked: named in `revoked` only) tells the device.
+    public init(told visitor: Visitor, blocked: Bool, at time: Date) {
+        admissible = !blocked && !OfflineClaim.refusesOffline(visitor)
+        refusedSince = admissible ? nil : time
+    }
+
+    public struct Inconsistent: Error, Sendable {}
 }
 
 /// The server's judgement of a replayed offline admission (`offlineDecision: CHECKED_IN`): it
@@ -200,7 +211,8 @@ public enum OfflineClaim {
     ///   - visitor: the pass as stored now.
     ///   - text: how the scanned text vouches for the pass.
     ///   - knowledge: what this device's last `/expected` answers carried of the visitor; nil
-    ///     when they never carried it.
+    ///     when they never carried it. A refusal it was told of counts from its time on: a
+    ///     kiosk that synced after the scan, before its replay, could not have known then.
     public static func failure(scannedAt: Date?, receivedAt: Date, visitor: Visitor, text: Text,
                                knowledge: DeviceKnowledge?) -> OfflineClaimFailure? {
         let scanned = scannedAt ?? receivedAt
@@ -215,6 +227,8 @@ public enum OfflineClaim {
             case .unsigned: return .notCached
             }
         }
-        return knowledge.admissible ? nil : .knownRevoked
+        // Known only if the device was told before the scan, even with its clock running ahead.
+        guard let refusedSince = knowledge.refusedSince, refusedSince <= scanned.addingTimeInterval(-clockSkew) else { return nil }
+        return .knownRevoked
     }
 }

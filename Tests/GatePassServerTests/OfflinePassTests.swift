@@ -405,12 +405,13 @@ extension TestServer {
                                            server, site)
                 }
             }
-            // One told of each by /expected: it knew them revoked.
+            // One told of each by /expected, ten minutes before its scans: it knew them refused.
             let told = try server.scannerToken(site.ownerToken)
             try Self.expected(server, told)
+            server.clock.advance(by: 600)
             for (visitor, status) in cases {
-                try Self.expectRefused(try Self.claim(server, told, "GP1:\(visitor["shortId"] as! String)", at: at), visitor,
-                                       .knownRevoked, status: status, server, site)
+                try Self.expectRefused(try Self.claim(server, told, "GP1:\(visitor["shortId"] as! String)", at: server.clock.now()),
+                                       visitor, .knownRevoked, status: status, server, site)
             }
             // A pass it was told of as admissible counts, and stands as it happened.
             let fine = try server.createVisitor(site.ownerToken, ["name": "Fred Fine"])
@@ -452,6 +453,13 @@ extension TestServer {
             let approvalText = try server.passText(approval, organizationId: site.organizationId).text
             try Self.expectRefused(try Self.claim(server, site.scanner, approvalText, at: at), approval, .signature,
                                    status: "EXPECTED", server, site)
+            // A text the server finds INVALID admits no one and keeps its 400; the alert names the visitor.
+            var forged = try server.passText(admit, organizationId: site.organizationId)
+            forged.validUntil += 60
+            let refused = try Self.claim(server, site.scanner, forged.text, at: at)
+            #expect(refused.isError(400, "INVALID") || refused.isError(400, "BAD_REQUEST"), "\(refused.text)")
+            let alert = try server.securityAlerts().last
+            #expect(alert?.visitor.id == admit["id"] as? String && alert?.failedCondition == .signature && alert?.decision == .invalid)
             // Approved, and carried by /expected so: the cache could admit it.
             #expect(try server.post("/api/visitors/\(approval["id"] as! String)/approve-scan", token: site.ownerToken).status == 200)
             try Self.expected(server, site.scanner)
@@ -502,12 +510,62 @@ extension TestServer {
         }
     }
 
+    /// A kiosk back online syncs and replays at once, in either order: a revocation it was told
+    /// of only after the scan does not undo what it could not have known (5 minutes of its clock
+    /// running ahead allowed); one it was told of before does.
+    @Test func aRevocationCountsFromTheAnswerThatToldTheDevice() throws {
+        try withSite { server, site in
+            let early = try server.createVisitor(site.ownerToken, ["name": "Ed Early"])
+            let late = try server.createVisitor(site.ownerToken, ["name": "Lou Late"])
+            try Self.expected(server, site.scanner)
+            for visitor in [early, late] {
+                #expect(try server.post("/api/visitors/\(visitor["id"] as! String)/cancel", token: site.ownerToken).status == 200)
+            }
+            let scannedAt = server.clock.now().addingTimeInterval(60)
+            server.clock.advance(by: 120)
+            try Self.expected(server, site.scanner)
+            let toldAt = server.clock.now()
+            server.clock.advance(by: 600)
+            let counted = try Self.claim(server, site.scanner, early["shortId"] as! String, at: scannedAt)
+            #expect(counted.string("result") == "CANCELLED" && counted.json?["conflict"] as? Bool == true, "\(counted.text)")
+            #expect(try server.visitor(early["id"], site.ownerToken)["status"] as? String == "CHECKED_IN", "inside, as it happened")
+            #expect(try server.securityAlerts().last?.failedCondition == nil)
+            // Scanned a little after it was told, on a clock within the skew: it may not have known yet.
+            let skewed = try Self.claim(server, site.scanner, late["shortId"] as! String, at: toldAt.addingTimeInterval(299))
+            #expect(try server.visitor(late["id"], site.ownerToken)["status"] as? String == "CHECKED_IN", "\(skewed.text)")
+            let third = try server.createVisitor(site.ownerToken, ["name": "Kim Known"])
+            try Self.expected(server, site.scanner)
+            #expect(try server.post("/api/visitors/\(third["id"] as! String)/cancel", token: site.ownerToken).status == 200)
+            try Self.expected(server, site.scanner)
+            let knownAt = server.clock.now()
+            server.clock.advance(by: 600)
+            try Self.expectRefused(try Self.claim(server, site.scanner, third["shortId"] as! String, at: knownAt.addingTimeInterval(301)),
+                                   third, .knownRevoked, status: "CANCELLED", server, site)
+        }
+    }
+
+    @Test func anEnrolledKioskIsADeviceOfItsOwn() throws {
+        try withSite { server, site in
+            let at = server.clock.now().addingTimeInterval(-60)
+            let pass = try server.createVisitor(site.ownerToken, ["name": "Kai Kiosk"])
+            let north = try server.enrol(try server.enrolmentCode(site.mainGate, token: site.ownerToken))
+            let south = try server.enrol(try server.enrolmentCode(site.mainGate, token: site.ownerToken, name: "South kiosk"))
+            try Self.expected(server, north)
+            // The other kiosk was told nothing, though the same admin enrolled both.
+            try Self.expectRefused(try Self.claim(server, south, pass["shortId"] as! String, at: at), pass, .notCached,
+                                   status: "EXPECTED", server, site)
+            let answer = try Self.claim(server, north, pass["shortId"] as! String, at: at)
+            #expect(answer.string("result") == "CHECKED_IN" && answer.json?["conflict"] == nil, "\(answer.text)")
+        }
+    }
+
     @Test func theReplayOfAnAttemptThatReachedTheServerCountsItsClaimTheSameWay() throws {
         try withSite { server, site in
             let visitor = try server.createVisitor(site.ownerToken, ["name": "Cleo"])
             let shortId = visitor["shortId"] as! String
             #expect(try server.post("/api/visitors/\(visitor["id"] as! String)/cancel", token: site.ownerToken).status == 200)
             try Self.expected(server, site.scanner)
+            server.clock.advance(by: 600)
             let key = ["Idempotency-Key": "kiosk-attempt-1"]
             #expect(try server.checkIn(site.scanner, shortId, ["confirmApprovalRequest": false], headers: key).string("result") == "CANCELLED")
             let answer = try Self.claim(server, site.scanner, shortId, at: server.clock.now(), headers: key)

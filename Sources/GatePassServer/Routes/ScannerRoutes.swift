@@ -120,6 +120,7 @@ extension GatePassApplication {
             scan.result = .invalid
             try tx.scans.insert(scan, organizationId: caller.organizationId)
             metrics.recordCheckIn(result: ScanResult.invalid.rawValue)
+            try alertOfAdmittedForgery(body, scan: scan, call, tx)
             return APIError.badRequest(message).response
         }
         let reference: QRPayload.Reference
@@ -236,6 +237,19 @@ extension GatePassApplication {
                                               decision: answer.result, failedCondition: failure, now: call.now)
         }
         return JSONBody.response(CheckInAnswer(result: answer.result, visitor: visitor, scanId: answer.scanId, conflict: true))
+    }
+
+    /// A kiosk admitted offline on a signed text the server finds `INVALID` (a forgery, a
+    /// revoked key, a re-issued pass): nobody is admitted and the answer stays 400 as for any
+    /// INVALID scan, but the managers are told which visitor's pass it named, as for any claim
+    /// that fails (`signature`). A text naming no visitor of the organization has no one to name.
+    private func alertOfAdmittedForgery(_ body: CheckInBody, scan: Scan, _ call: Call, _ tx: any Transaction) throws {
+        guard body.offlineDecision == .checkedIn, case .signed(let text)? = try? QRPayload.reference(from: body.shortId),
+              let record = try tx.visitors.find(shortId: text.shortId), record.organizationId == call.caller.organizationId
+        else { return }
+        try tx.events.appendSecurityAlert(visitor: record.visitor, entryId: nil, organizationId: record.organizationId,
+                                          checkpointId: scan.checkpointId, scanId: scan.id, offlineDecision: .checkedIn,
+                                          decision: .invalid, failedCondition: .signature, now: call.now)
     }
 
     /// Why an offline admission claimed by the caller's device does not count, or nil when it
@@ -402,7 +416,7 @@ extension GatePassApplication {
                                                for: visitor, at: call.now) != nil
             if blocked || visitor.status == .cancelled { revoked.append(visitor.shortId.rawValue) }
             if !blocked { items.append(visitor) }
-            told.append((visitor.id, DeviceKnowledge(told: visitor, blocked: blocked)))
+            told.append((visitor.id, DeviceKnowledge(told: visitor, blocked: blocked, at: call.now)))
         }
         return (ExpectedPasses(items: items, cursor: String(rows.last?.changeSequence ?? since), revoked: revoked), told)
     }

@@ -82,11 +82,15 @@ struct SQLScannerDeviceRepository<Database: SQLRunner>: ScannerDeviceRepository 
             try db.execute("DELETE FROM scanner_device_passes WHERE device_id = ? AND told_at < ?",
                            [deviceId, forgetBefore.milliseconds])
         }
+        // `refused_since`: the first answer of the current refusal (a later one keeps it).
         for (visitorId, knowledge) in told {
             try db.execute("""
-                INSERT INTO scanner_device_passes (device_id, visitor_id, admissible, told_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (device_id, visitor_id) DO UPDATE SET admissible = excluded.admissible, told_at = excluded.told_at
-                """, [deviceId, visitorId, knowledge.admissible ? Int64(1) : Int64(0), sync.at.milliseconds])
+                INSERT INTO scanner_device_passes (device_id, visitor_id, admissible, told_at, refused_since) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (device_id, visitor_id) DO UPDATE SET admissible = excluded.admissible, told_at = excluded.told_at,
+                    refused_since = CASE WHEN excluded.admissible = 1 THEN NULL
+                                         ELSE COALESCE(scanner_device_passes.refused_since, excluded.refused_since) END
+                """, [deviceId, visitorId, knowledge.admissible ? Int64(1) : Int64(0), sync.at.milliseconds,
+                      knowledge.admissible ? nil : sync.at.milliseconds])
         }
     }
 
@@ -97,7 +101,13 @@ struct SQLScannerDeviceRepository<Database: SQLRunner>: ScannerDeviceRepository 
     }
 
     func knowledge(deviceId: String, visitorId: String) throws -> DeviceKnowledge? {
-        try db.queryFirst("SELECT admissible FROM scanner_device_passes WHERE device_id = ? AND visitor_id = ?",
-                          [deviceId, visitorId]) { DeviceKnowledge(admissible: try $0.bool(0)) }
+        try db.queryFirst("SELECT admissible, refused_since FROM scanner_device_passes WHERE device_id = ? AND visitor_id = ?",
+                          [deviceId, visitorId]) { row in
+            do {
+                return try DeviceKnowledge(admissible: try row.bool(0), refusedSince: try row.optionalDate(1))
+            } catch is DeviceKnowledge.Inconsistent {
+                throw row.unreadable(1, "a refusal needs its time, and only a refusal has one")
+            }
+        }
     }
 }

@@ -461,6 +461,7 @@ enum Schema {
             visitor_id TEXT NOT NULL,
             admissible INTEGER NOT NULL CHECK (admissible IN (0, 1)),
             told_at INTEGER NOT NULL,
+            refused_since INTEGER,
             PRIMARY KEY (device_id, visitor_id)
         ) WITHOUT ROWID;
         """),
