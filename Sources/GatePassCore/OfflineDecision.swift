@@ -63,7 +63,8 @@ public struct OfflineDecision: Sendable, Equatable {
     /// policy `deny` refuses the rest (`NOT_FOUND`). A cached visitor that is revoked but not
     /// cancelled → `BLOCKED`, else judged by `CheckIn.decide`, the server's table, at
     /// `scannedAt` (as inside when this kiosk admitted it since the last sync, unless the pass
-    /// was cancelled or rejected since: a revocation beats the kiosk's own admission). A verified GP2 pass not in the cache, under policy `signed`, goes through the same
+    /// was cancelled or rejected since: a revocation beats the kiosk's own admission). A
+    /// verified GP2 pass not in the cache, under policy `signed`, goes through the same
     /// table as a pass whose fields are what the text signs: revoked → `BLOCKED`, admitted since
     /// sync → `ALREADY_CHECKED_IN`, outside its window → `NOT_YET_VALID` / `EXPIRED`, an
     /// `approval` key → `APPROVAL_REQUIRED`, else `CHECKED_IN`. Anything else is `NOT_FOUND`.
