@@ -119,7 +119,8 @@ extension ClientCore {
         guard session.user.principalKind.mayScan else {
             throw .local("\(session.user.email) may not scan: log the kiosk in as a user who may (OWNER, ADMIN, or an APPROVER with canScanCheckpoint)")
         }
-        let answer = try api(session.server).scannerToken(token: session.token)
+        let answer = try api(session.server).scannerToken(token: session.token, checkpointId: session.scanner?.checkpoint.id,
+                                                          previous: try store.scannerTokenToContinue(session))
         session.scanner = answer
         try store.saveSession(session)
         return answer

@@ -251,9 +251,13 @@ public struct APIClient: Sendable {
 
     // MARK: - Scanner
 
-    public func scannerToken(token: String, checkpointId: String? = nil) throws(ClientError) -> ScannerTokenAnswer {
+    /// A new scanner token. `previous`: the scanner token this device held, which the new one
+    /// continues (the server judges the device's offline claims by what `/expected` told it).
+    public func scannerToken(token: String, checkpointId: String? = nil, previous: String? = nil) throws(ClientError)
+        -> ScannerTokenAnswer {
         var body: [String: String] = [:]
         if let checkpointId { body["checkpointId"] = checkpointId }
+        if let previous { body["previousScannerToken"] = previous }
         return try request(ScannerTokenAnswer.self, .scannerToken, token: token, json: body)
     }
 

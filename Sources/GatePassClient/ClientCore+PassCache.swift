@@ -132,6 +132,15 @@ extension ClientCore {
         return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 
+    /// A visitor as an event on the stream showed it: a cancellation or rejection is honoured
+    /// offline at once, before the next delta (api.md: a kiosk honours every revocation it was
+    /// told of). Other changes wait for the delta, which carries them in order.
+    /// - Returns: whether the event revoked a pass.
+    @discardableResult
+    public func notePassCacheEvent(_ visitor: Visitor) throws(ClientError) -> Bool {
+        try store.recordPassCacheEvent(visitor)
+    }
+
     public func passCacheStatus() throws(ClientError) -> PassCacheStatus? { try store.passCacheStatus() }
 
     /// When the pass cache was last brought up to date (its age is measured from it).

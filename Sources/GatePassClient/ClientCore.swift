@@ -110,6 +110,12 @@ public final class ClientCore: Sendable {
         var purged = 0
         let previous = try store.scope()
         let newScope = Scope(server: server, userId: answer.profile.id, email: answer.profile.email)
+        let sameIdentity = previous.map { $0.server == newScope.server && $0.userId == newScope.userId } ?? false
+        // The scanner token this device held for this identity: the new one continues it, so
+        // the server judges offline scans still queued by what this device was told.
+        var previousScanner: String?
+        if sameIdentity, let current = try store.session() { previousScanner = try store.scannerTokenToContinue(current) }
+        if sameIdentity, previousScanner == nil { previousScanner = try store.meta(ClientDatabase.previousScannerTokenKey) }
         if let previous, previous.server != newScope.server || previous.userId != newScope.userId {
             purged = try store.outboxCount() + store.deadLetters().count
             try store.purgeIdentityData()
@@ -118,9 +124,12 @@ public final class ClientCore: Sendable {
         var session = Session(server: server, token: answer.token, expiresAt: answer.expiresAt, user: answer.profile, scanner: nil)
         if answer.profile.principalKind.mayScan {
             // Best effort: without it check-ins still queue, and the drain makes one later.
-            session.scanner = try? client.scannerToken(token: answer.token)
+            session.scanner = try? client.scannerToken(token: answer.token, previous: previousScanner)
         }
         try store.saveSession(session)
+        // Kept while no new scanner token continues it (the server was away): the renewal uses it.
+        // Another identity's is of no use here (the server refuses to continue it).
+        if session.scanner != nil || !sameIdentity { try store.setMeta(ClientDatabase.previousScannerTokenKey, nil) }
         try store.saveScope(newScope)
         try store.setDrainPaused(nil)
         try store.setScannerRevocation(nil)
@@ -155,6 +164,8 @@ public final class ClientCore: Sendable {
         } catch {
             if case .unauthorized = error {} else { problems.append("server session not ended: \(error)") }
         }
+        // Kept for the next login of the same user here, which continues this device.
+        try store.setMeta(ClientDatabase.previousScannerTokenKey, session.scanner?.scannerToken)
         try store.saveSession(nil)
         return problems
     }

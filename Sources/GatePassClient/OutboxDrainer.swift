@@ -155,7 +155,8 @@ public final class OutboxDrainer: Sendable {
             return current
         }
         var updated = session
-        updated.scanner = try api.scannerToken(token: session.token, checkpointId: session.scanner?.checkpoint.id)
+        updated.scanner = try api.scannerToken(token: session.token, checkpointId: session.scanner?.checkpoint.id,
+                                               previous: try store.scannerTokenToContinue(session))
         try store.saveSession(updated)
         return updated
     }

@@ -120,8 +120,9 @@ extension ClientDatabase {
     // MARK: - Writing
 
     /// Replaces the passes with a full load (every page from no cursor), in one transaction, so
-    /// a load that fails half-way leaves the old cache whole. Admissions made offline survive a
-    /// reload of the same day (the server may not have them yet), not a new day.
+    /// a load that fails half-way leaves the old cache whole. Admissions made offline and
+    /// revocations survive a reload of the same day (the server may not have the admissions
+    /// yet; a revocation ends only when its pass comes back in `items`), not a new day.
     func replacePassCache(server: String, day: String, pages: [ExpectedPasses], at now: Date,
                           clockOffset: TimeInterval?) throws(ClientError) {
         try transaction { connection in
@@ -129,8 +130,8 @@ extension ClientDatabase {
                 (try $0.string(0), try $0.string(1))
             }.map { $0.0 == day && $0.1 == server } ?? false
             if sameDay {
-                try connection.execute("DELETE FROM pass_cache_passes WHERE admitted_at IS NULL")
-                try connection.execute("UPDATE pass_cache_passes SET visitor = NULL, revoked = 0")
+                try connection.execute("DELETE FROM pass_cache_passes WHERE admitted_at IS NULL AND revoked = 0")
+                try connection.execute("UPDATE pass_cache_passes SET visitor = NULL WHERE revoked = 0")
             } else {
                 try connection.execute("DELETE FROM pass_cache_passes")
             }
@@ -175,6 +176,22 @@ extension ClientDatabase {
                     visitor = COALESCE(excluded.visitor, pass_cache_passes.visitor)
                 """, [shortId.rawValue, decision.visitor.map { CanonicalJSON.string($0) }, now.millisecondsSince1970])
         }
+    }
+
+    /// A visitor an event showed cancelled or rejected: stored at once as the event shows it
+    /// (these statuses are final, so no later delta can be older news); a cancellation is also
+    /// revoked, as `/expected` names it. The table then refuses the pass.
+    /// - Returns: whether it was a revocation.
+    @discardableResult
+    func recordPassCacheEvent(_ visitor: Visitor) throws(ClientError) -> Bool {
+        guard visitor.status == .cancelled || visitor.status == .rejected else { return false }
+        try withConnection { connection in
+            try connection.execute("""
+                INSERT INTO pass_cache_passes (short_id, visitor, revoked, admitted_at) VALUES (?, ?, ?, NULL)
+                ON CONFLICT (short_id) DO UPDATE SET visitor = excluded.visitor, revoked = MAX(pass_cache_passes.revoked, excluded.revoked)
+                """, [visitor.shortId.rawValue, CanonicalJSON.string(visitor), visitor.status == .cancelled])
+        }
+        return true
     }
 
     /// Items replace cached visitors and end their revocation; `revoked` short ids are revoked.

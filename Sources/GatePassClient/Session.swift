@@ -30,6 +30,17 @@ extension ClientDatabase {
     static let deviceTokenKey = "device_token"
     static let deviceRegistrationKey = "device_registration"
     static let drainPausedKey = "drain_paused"
+    /// The scanner token of the session a logout ended, which the next login of the same user
+    /// on this device continues (so the server keeps judging this device's offline scans by
+    /// what it was told).
+    static let previousScannerTokenKey = "previous_scanner_token"
+
+    /// The scanner token a new one for `session` continues: the session's own, else the one a
+    /// logout kept (the login after it found the server away).
+    func scannerTokenToContinue(_ session: Session) throws(ClientError) -> String? {
+        if let token = session.scanner?.scannerToken { return token }
+        return try meta(Self.previousScannerTokenKey)
+    }
 
     func decodeMeta<T: Decodable>(_ type: T.Type, _ key: String) throws(ClientError) -> T? {
         guard let text = try meta(key) else { return nil }

@@ -407,7 +407,14 @@ public final class KioskRunner: @unchecked Sendable {
     // MARK: - Events
 
     private func handle(_ event: ServerEvent) {
-        guard event.kind == .visitorDecided, case .visitor(let data)? = try? event.payload() else { return }
+        guard case .visitor(let data)? = try? event.payload() else { return }
+        // A cancellation or rejection the stream shows is honoured offline from now on.
+        do throws(ClientError) {
+            try core.notePassCacheEvent(data.visitor)
+        } catch {
+            log("pass cache: an event's revocation was not recorded (\(ClientCommands.sentence(for: error)))")
+        }
+        guard event.kind == .visitorDecided else { return }
         checkIns.async { [self] in decided(data.visitor) }
     }
 

@@ -131,10 +131,19 @@ extension CheckIn {
     /// - The kiosk refused and the server would admit: nobody came in, so nothing changes and
     ///   the scan keeps the kiosk's result; a conflict too (no alert: nobody got in).
     /// - Otherwise the server's decision applies (a refusal offline may still ask for approval).
-    /// - Parameter visitor: the visitor as stored, which `decision` was made from.
+    /// - An admission no offline kiosk could have made (`claimFailure`, see `OfflineClaim`)
+    ///   does not count: the server's own result is recorded, nobody is admitted, a conflict.
+    /// - Parameters:
+    ///   - visitor: the visitor as stored, which `decision` was made from.
+    ///   - claimFailure: why the kiosk's admission does not count, when it does not.
     public static func reconcile(_ decision: CheckInDecision, offlineDecision: ScanResult, visitor: Visitor,
-                                 checkpointId: String) -> (decision: CheckInDecision, conflict: Bool) {
+                                 checkpointId: String, claimFailure: OfflineClaimFailure? = nil)
+        -> (decision: CheckInDecision, conflict: Bool) {
         let admittedOffline = offlineDecision == .checkedIn
+        if admittedOffline, claimFailure != nil {
+            return (CheckInDecision(result: decision.result, visitor: visitor, judgedAt: decision.judgedAt, event: nil,
+                                    blockingEntry: decision.blockingEntry), true)
+        }
         let admitted = decision.result == .checkedIn
         guard admittedOffline != admitted else { return (decision, false) }
         guard admittedOffline else {

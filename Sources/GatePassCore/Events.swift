@@ -43,21 +43,25 @@ public struct VisitorEventData: Codable, Sendable, Equatable {
     /// "Offline passes"): what the kiosk decided offline, and what the server decided.
     public var offlineDecision: ScanResult?
     public var decision: ScanResult?
+    /// `security.alert` of an offline admission that does not count: the condition it failed
+    /// (api.md "Which offline claims count").
+    public var failedCondition: OfflineClaimFailure?
 
     public init(visitor: Visitor, scanId: String? = nil, checkpointId: String? = nil, entryId: String? = nil,
-                offlineDecision: ScanResult? = nil, decision: ScanResult? = nil) {
+                offlineDecision: ScanResult? = nil, decision: ScanResult? = nil, failedCondition: OfflineClaimFailure? = nil) {
         self.visitor = visitor
         self.scanId = scanId
         self.checkpointId = checkpointId
         self.entryId = entryId
         self.offlineDecision = offlineDecision
         self.decision = decision
+        self.failedCondition = failedCondition
     }
 
     /// True for the alert of an offline decision the server disagrees with.
     public var isOfflineConflict: Bool { offlineDecision != nil }
 
-    enum CodingKeys: String, CodingKey { case visitor, scanId, checkpointId, entryId, offlineDecision, decision, conflict }
+    enum CodingKeys: String, CodingKey { case visitor, scanId, checkpointId, entryId, offlineDecision, decision, failedCondition, conflict }
     // "scanId"? and "checkpointId"? in api.md: absent keys are left out, not written as null.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -67,6 +71,7 @@ public struct VisitorEventData: Codable, Sendable, Equatable {
         try container.encodeIfPresent(entryId, forKey: .entryId)
         try container.encodeIfPresent(offlineDecision, forKey: .offlineDecision)
         try container.encodeIfPresent(decision, forKey: .decision)
+        try container.encodeIfPresent(failedCondition, forKey: .failedCondition)
         if offlineDecision != nil { try container.encode(true, forKey: .conflict) }
     }
 
@@ -78,6 +83,7 @@ public struct VisitorEventData: Codable, Sendable, Equatable {
         entryId = try container.decodeIfPresent(String.self, forKey: .entryId)
         offlineDecision = try container.decodeIfPresent(ScanResult.self, forKey: .offlineDecision)
         decision = try container.decodeIfPresent(ScanResult.self, forKey: .decision)
+        failedCondition = try container.decodeIfPresent(OfflineClaimFailure.self, forKey: .failedCondition)
     }
 }
 

@@ -59,10 +59,12 @@ public struct OfflineDecision: Sendable, Equatable {
     ///
     /// Precedence: a text that is not a pass, or a GP2 text whose signature fails (unknown,
     /// revoked or wrong key, changed field) or that no longer matches its cached visitor
-    /// (re-issued), is `INVALID` under every policy; policy `deny` refuses the rest
-    /// (`NOT_FOUND`). A cached visitor is revoked → `BLOCKED`, else judged by `CheckIn.decide`,
-    /// the server's table, at `scannedAt` (as inside when this kiosk admitted it since the last
-    /// sync). A verified GP2 pass not in the cache, under policy `signed`, goes through the same
+    /// (re-issued) or is signed by a key of the other purpose, is `INVALID` under every policy;
+    /// policy `deny` refuses the rest (`NOT_FOUND`). A cached visitor that is revoked but not
+    /// cancelled → `BLOCKED`, else judged by `CheckIn.decide`, the server's table, at
+    /// `scannedAt` (as inside when this kiosk admitted it since the last sync, unless the pass
+    /// was cancelled or rejected since: a revocation beats the kiosk's own admission). A
+    /// verified GP2 pass not in the cache, under policy `signed`, goes through the same
     /// table as a pass whose fields are what the text signs: revoked → `BLOCKED`, admitted since
     /// sync → `ALREADY_CHECKED_IN`, outside its window → `NOT_YET_VALID` / `EXPIRED`, an
     /// `approval` key → `APPROVAL_REQUIRED`, else `CHECKED_IN`. Anything else is `NOT_FOUND`.
@@ -88,7 +90,7 @@ public struct OfflineDecision: Sendable, Equatable {
             guard case .verified(let key) = signed.check(against: cache.keys, verify: verify) else {
                 return OfflineDecision(result: .invalid, basis: .none, shortId: shortId)
             }
-            if let cached, !signed.matches(cached) {
+            if let cached, !signed.matches(cached, signedBy: key) {
                 return OfflineDecision(result: .invalid, basis: .none, shortId: shortId)
             }
             signingKey = key
@@ -97,11 +99,14 @@ public struct OfflineDecision: Sendable, Equatable {
         let revoked = cache.revoked.contains(shortId)
         let admitted = cache.admittedSinceSync.contains(shortId)
         if let cached {
+            // A revoked pass that is not cancelled was blocked (the server's table: BLOCKED first).
             if revoked && cached.status != .cancelled {
                 return OfflineDecision(result: .blocked, basis: .cachedVisitor, visitor: cached, shortId: shortId)
             }
             var judged = cached
-            if admitted && judged.status != .checkedIn {
+            // This kiosk's own admission makes the pass "inside" — unless it was cancelled or
+            // rejected since: a revocation the kiosk was told of beats what it did before it knew.
+            if admitted && OfflineClaim.admissibleStatuses.contains(judged.status) {
                 judged.status = .checkedIn
                 judged.checkpointId = checkpointId
             }
@@ -126,5 +131,105 @@ public struct OfflineDecision: Sendable, Equatable {
     private static func decideByTable(_ visitor: Visitor, at scannedAt: Date, checkpointId: String) -> CheckInDecision {
         CheckIn.decide(visitor: visitor, receivedAt: scannedAt, request: CheckInRequest(confirmApprovalRequest: false),
                        checkpointId: checkpointId)
+    }
+}
+
+/// Why the server does not count a kiosk's offline admission (api.md "Which offline claims
+/// count"); the raw value is what `security.alert` names.
+public enum OfflineClaimFailure: String, Codable, Sendable, CaseIterable {
+    /// `scannedAt` is later than the server's clock allows, even with the skew.
+    case future
+    /// The pass's stored window does not contain `scannedAt`.
+    case window
+    /// The claim rests on a signature alone that cannot admit: not an `admit` key's.
+    case signature
+    /// A `GP1:` text, short id or URL of a visitor this device's `/expected` answers never carried.
+    case notCached = "not-cached"
+    /// As of this device's last `/expected` answer the visitor was cancelled, rejected, blocked
+    /// or waiting for an approval.
+    case knownRevoked = "known-revoked"
+}
+
+/// What one device (a kiosk's enrolment, or a chain of renewed scanner tokens) was last told of a
+/// visitor by `/expected`: the server records it per answer, and judges the device's offline
+/// claims against it.
+public struct DeviceKnowledge: Sendable, Equatable {
+    /// False when the last answer named the visitor as revoked, or carried it in a state an
+    /// offline kiosk refuses (`OfflineClaim.refusesOffline`).
+    public var admissible: Bool
+    /// When not admissible: the server's time of the first answer that told the device so (a
+    /// scan made before it could not have known).
+    public var refusedSince: Date?
+
+    /// - Throws: `DeviceKnowledge.Inconsistent` for a refusal without its time, or the reverse
+    ///   (a stored row this code does not understand is an error, never a default).
+    public init(admissible: Bool, refusedSince: Date?) throws(Inconsistent) {
+        guard admissible == (refusedSince == nil) else { throw Inconsistent() }
+        self.admissible = admissible; self.refusedSince = refusedSince
+    }
+
+    /// What an answer at `time` carrying `visitor` (blocked: named in `revoked` only) tells the device.
+    public init(told visitor: Visitor, blocked: Bool, at time: Date) {
+        admissible = !blocked && !OfflineClaim.refusesOffline(visitor)
+        refusedSince = admissible ? nil : time
+    }
+
+    public struct Inconsistent: Error, Sendable {}
+}
+
+/// The server's judgement of a replayed offline admission (`offlineDecision: CHECKED_IN`): it
+/// counts only where an offline kiosk could have made it (api.md "Which offline claims count").
+/// The kiosk's side of the same rules is `OfflineDecision.decide`.
+public enum OfflineClaim {
+    /// How far a kiosk's clock may run ahead of the server's.
+    public static let clockSkew: TimeInterval = 5 * 60
+
+    /// The statuses an admission is made from; a kiosk's own admission is laid over these only.
+    static let admissibleStatuses: Set<VisitorStatus> = [.expected, .approved, .awaitingApproval]
+
+    /// How the scanned text vouches for the pass, once the server verified it.
+    public enum Text: Sendable, Equatable {
+        /// A `GP1:` text, a bare short id or a URL: it names the pass, nothing more.
+        case unsigned
+        /// A GP2 text that verifies and matches the stored pass, signed with a key of `purpose`.
+        case signed(PassKeyPurpose)
+    }
+
+    /// Whether an offline kiosk holding `visitor` in its cache refuses it whatever the time:
+    /// cancelled, rejected, or waiting for an approval (asked for or not).
+    public static func refusesOffline(_ visitor: Visitor) -> Bool {
+        switch visitor.status {
+        case .cancelled, .rejected, .awaitingApproval: true
+        case .expected: visitor.requiresApproval
+        case .approved, .checkedIn, .checkedOut: false
+        }
+    }
+
+    /// The first condition the claim fails, in api.md's order, or nil when it counts.
+    /// - Parameters:
+    ///   - scannedAt: the scan's time as the kiosk says (nil: it said none, so the receive time).
+    ///   - receivedAt: the server's clock.
+    ///   - visitor: the pass as stored now.
+    ///   - text: how the scanned text vouches for the pass.
+    ///   - knowledge: what this device's last `/expected` answers carried of the visitor; nil
+    ///     when they never carried it. A refusal it was told of counts from its time on: a
+    ///     kiosk that synced after the scan, before its replay, could not have known then.
+    public static func failure(scannedAt: Date?, receivedAt: Date, visitor: Visitor, text: Text,
+                               knowledge: DeviceKnowledge?) -> OfflineClaimFailure? {
+        let scanned = scannedAt ?? receivedAt
+        if scanned.timeIntervalSince(receivedAt) > clockSkew { return .future }
+        guard visitor.validity.position(of: scanned) == .inside else { return .window }
+        guard let knowledge else {
+            // Not in the device's cache: only a pass an `admit` key signed can be admitted by
+            // its signature alone (an `approval` key's never is).
+            switch text {
+            case .signed(.admit): return nil
+            case .signed: return .signature
+            case .unsigned: return .notCached
+            }
+        }
+        // Known only if the device was told before the scan, even with its clock running ahead.
+        guard let refusedSince = knowledge.refusedSince, refusedSince <= scanned.addingTimeInterval(-clockSkew) else { return nil }
+        return .knownRevoked
     }
 }

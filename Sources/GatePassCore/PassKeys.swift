@@ -101,12 +101,15 @@ extension SignedPassText {
         return verify(signature, signedBytes, publicKey) ? .verified(key) : .badSignature
     }
 
-    /// Whether the signed fields are `visitor`'s pass as stored: a GP2 text of an edited
-    /// window (the pass was re-issued) is not this visitor's pass any more.
-    public func matches(_ visitor: Visitor) -> Bool {
+    /// Whether the signed fields are `visitor`'s pass as stored, signed by a key of the purpose
+    /// the visitor's pass needs (`PassKeyPurpose.of`): a GP2 text of an edited window, or of a
+    /// `requiresApproval` since changed, was re-issued and is not this visitor's pass any more.
+    /// Online and offline alike (api.md "Offline passes").
+    public func matches(_ visitor: Visitor, signedBy key: PassKey) -> Bool {
         shortId == visitor.shortId
             && validFrom == Self.unixSeconds(visitor.validity.from)
             && validUntil == Self.unixSeconds(visitor.validity.until)
+            && key.purpose == PassKeyPurpose.of(visitor)
     }
 
     /// A pass time as GP2 carries it: whole unix seconds, rounded down.

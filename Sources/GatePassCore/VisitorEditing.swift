@@ -93,8 +93,12 @@ public enum VisitorEditing {
     }
 
     /// A changed window re-issues the pass: a new pass text (a new short id while passes are
-    /// GP1) and a new pass page; the old ones stop working (api.md).
-    public static func reissuesPass(from old: Visitor, to new: Visitor) -> Bool { old.validity != new.validity }
+    /// GP1) and a new pass page; the old ones stop working (api.md). So does a changed
+    /// `requiresApproval`: the pass is then signed with a key of the other purpose, and a text
+    /// signed with the old one is `INVALID` (`SignedPassText.matches`).
+    public static func reissuesPass(from old: Visitor, to new: Visitor) -> Bool {
+        old.validity != new.validity || PassKeyPurpose.of(old) != PassKeyPurpose.of(new)
+    }
 
     private static func text(_ change: FieldChange<String>, _ current: String?,
                              _ rule: (String) throws(FieldRuleViolation) -> String?) throws(FieldRuleViolation) -> String? {

@@ -56,4 +56,38 @@ import Testing
         try core.attachOfflineDecision(.checkedIn, to: entry)
         #expect(try core.store.outboxCount() == 0)
     }
+
+    /// api.md "Which offline claims count" is judged per device: a login of the same user after
+    /// a logout continues the device's scanner token, so a scan admitted offline before still
+    /// counts when it is replayed after the new login; another device's token does not.
+    @Test func aReloginOfTheSameUserContinuesTheDeviceItsOfflineClaimsAreJudgedBy() throws {
+        let world = try ClientWorld()
+        try world.addUser("guard@acme.test", role: .admin)
+        let admin = try world.token("guard@acme.test")
+        let pass = try world.createVisitor(admin, name: "Cora Cached")
+        let core = try world.core()
+        try world.login(core, "guard@acme.test")
+        try core.syncPassCache(timeZone: .current)
+        let first = try #require(try core.session()?.scanner?.scannerToken)
+        let decision = try core.decideOffline(code: pass.shortId, scannedAt: Date(), policy: .cachedOnly)
+        #expect(decision.result == .checkedIn)
+        try core.queueOfflineCheckIn(code: pass.shortId, decision: decision.result, scannedAt: Date())
+        _ = try core.logout()
+        try world.login(core, "guard@acme.test")
+        let second = try #require(try core.session()?.scanner?.scannerToken)
+        #expect(second != first)
+        let report = core.drainer.drain(ignoringBackoff: true)
+        #expect(report.applied.count == 1 && report.remaining == 0)
+        let answer = try APIClient.decode(CheckInAnswer.self, from: try #require(report.answers.values.first))
+        #expect(answer.result == .checkedIn && answer.conflict != true, "the claim counts: \(answer)")
+
+        // A device that never loaded the pass: its bare short id does not count.
+        let other = try world.createVisitor(admin, name: "Una Unknown")
+        let stranger = try world.core(directory: StateDirectory(path: world.directory + "/stranger"))
+        try world.login(stranger, "guard@acme.test")
+        try stranger.queueOfflineCheckIn(code: other.shortId, decision: .checkedIn, scannedAt: Date())
+        let refused = stranger.drainer.drain(ignoringBackoff: true)
+        let refusal = try APIClient.decode(CheckInAnswer.self, from: try #require(refused.answers.values.first))
+        #expect(refusal.conflict == true && refusal.visitor.status == .expected, "\(refusal)")
+    }
 }

@@ -204,6 +204,8 @@ import Testing
 
     @Test func scansRefusedOfflineAreDeliveredWhateverTheServerAnswers() throws {
         try withReplayWorld(passes: 1) { world, core, _, shortIds in
+            // The kiosk had the pass in its cache (api.md "Which offline claims count").
+            try core.syncPassCache(timeZone: .current)
             let scannedAt = Date().addingTimeInterval(-60)
             func offlineScan(_ text: String, _ decision: ScanResult?) throws -> OutboxEntry {
                 try enqueue(core, world: world, kind: "checkin", .scannerCheckIn,
@@ -229,7 +231,7 @@ import Testing
                 #expect(!answer.error.code.isEmpty)
             }
             let checkIn = try JSONDecoder().decode(CheckInAnswer.self, from: Data(try #require(report.answers[admitted.id])))
-            #expect(checkIn.result == .checkedIn)
+            #expect(checkIn.result == .checkedIn && checkIn.conflict != true)
 
             let recorded = try recordedScans(world)
             // The first alone, the rest side by side: the server's order among them is not fixed.

@@ -327,3 +327,37 @@ import Testing
         #expect(try store.passCacheSnapshot().visitors.count == 1)
     }
 }
+
+// MARK: - Revocations the kiosk was told of stick
+
+extension PassCacheTests {
+    /// The GP2 text the server draws on the visitor's pass now.
+    static func passText(_ world: ClientWorld, visitorId: String) throws -> String {
+        let server = try #require(world.server)
+        let record = try #require(try server.store.read { tx in try tx.visitors.find(id: visitorId) })
+        return try server.application.passes.keyring.signedText(for: record.visitor, organizationId: record.organizationId,
+                                                                now: Date()).text
+    }
+
+    @Test func aCancellationToldByADeltaRefusesThePassOfflineInEveryFormAndAfterARestart() throws {
+        let (world, admin, core) = try Self.kiosk()
+        let pass = try world.createVisitor(admin, name: "Cora Cancel")
+        try core.syncPassCache(timeZone: Self.zone)
+        let text = try Self.passText(world, visitorId: pass.id)
+        // Admitted offline once before the cancellation was known (the server was away).
+        #expect(try core.decideOffline(code: text, scannedAt: Date(), policy: .signed).result == .checkedIn)
+        #expect(try LoopbackHTTPClient(port: world.port).send("POST", "/api/visitors/\(pass.id)/cancel", token: admin,
+                                                            json: [:]).status == 200)
+        let delta = try core.syncPassCache(timeZone: Self.zone)
+        #expect(!delta.fullLoad && delta.revocations == 1)
+        for code in [text, pass.shortId, "GP1:\(pass.shortId)"] {
+            for policy in [OfflinePolicy.signed, .cachedOnly] {
+                let decision = try core.decideOffline(code: code, scannedAt: Date(), policy: policy)
+                #expect(!decision.admits, "\(code.prefix(12)) under \(policy): \(decision.result)")
+            }
+        }
+        core.store.close()
+        let reopened = try world.core()
+        #expect(try !reopened.decideOffline(code: text, scannedAt: Date(), policy: .signed).admits, "after a restart")
+    }
+}

@@ -96,16 +96,23 @@ extension KioskTests {
         #expect(cora?["status"] as? String == "CHECKED_IN")
     }
 
+    /// A kiosk on `gate`, started and through its first sync (passes in its cache); the sync
+    /// service syncs no more while the test runs.
+    func startedKiosk(_ gate: Gate, cooldown: TimeInterval = 3) throws -> KioskRunner {
+        let kiosk = try runner(gate, options: .init(cooldown: cooldown, cacheInterval: 3600))
+        try kiosk.start()
+        let reader = try gate.core()
+        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.passes ?? 0 > 0 })
+        return kiosk
+    }
+
     @Test func aPassNeedingApprovalScannedOfflineIsAskedForWhenTheServerIsBack() throws {
         let gate = try Gate()
         try gate.loginKiosk("owner@demo.gatepass")
         let owner = try gate.token("owner@demo.gatepass")
         let needsApproval = try gate.visitor(owner, ["name": "Abby Approval", "requiresApproval": true])
-        let kiosk = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600))
-        try kiosk.start()
+        let kiosk = try startedKiosk(gate)
         defer { kiosk.stop() }
-        let reader = try gate.core()
-        #expect(kiosk.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.passes ?? 0 > 0 })
         gate.stopServer()
         try kiosk.scan(ImageFileSource(directory: try gate.folder("approval", ["GP1:\(needsApproval.shortId)"])))
         #expect(gate.waitForLine("APPROVAL NEEDED offline (cache "))
@@ -119,6 +126,58 @@ extension KioskTests {
         let approver = try gate.token("approver@demo.gatepass")
         _ = try gate.http.send("POST", "/api/approver/visitors/\(needsApproval.id)/approve", token: approver, json: [String: Any]())
         #expect(gate.waitForLine("ADMITTED  Abby Approval (\(needsApproval.shortId)) — welcome"))
+    }
+
+    /// api.md "Which offline claims count": a kiosk honours every revocation it was told of. Here
+    /// the gate admitted a pass by its signature alone, the pass was cancelled and a delta told
+    /// the gate; after a restart, with the server away, the pass is refused — its own earlier
+    /// admission does not make it "already inside".
+    @Test func aCancellationToldByADeltaHoldsOfflineAcrossARestartOverTheGatesOwnAdmission() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let owner = try gate.token("owner@demo.gatepass")
+        let first = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600))
+        try first.start()
+        let reader = try gate.core()
+        #expect(first.cacheSyncs.wait { ((try? reader.passCacheStatus()) ?? nil)?.keys ?? 0 > 0 })
+        let pass = try gate.visitor(owner, ["name": "Cora Cancel"])
+        let text = try passText(gate, visitorId: pass.id)
+        gate.stopServer()
+        try first.scan(ImageFileSource(directory: try gate.folder("before", [text])))
+        #expect(gate.waitForLine("\(text) — welcome"), "admitted by its signature")
+        first.stop()
+
+        // The server back while the gate is down (its scan still queued): cancelled, and told by a delta.
+        try gate.startServer()
+        #expect(try gate.http.send("POST", "/api/visitors/\(pass.id)/cancel", token: owner, json: [String: Any]()).status == 200)
+        let delta = try reader.syncPassCache(timeZone: .current)
+        #expect(!delta.fullLoad && delta.revocations == 1)
+        gate.stopServer()
+
+        let second = try runner(gate, options: .init(cooldown: 3, cacheInterval: 3600))
+        try second.start()
+        defer { second.stop() }
+        try second.scan(ImageFileSource(directory: try gate.folder("after", [text])))
+        #expect(gate.waitForLine("Cora Cancel (\(pass.shortId)) — the pass was cancelled"), "\(gate.terminal.stdout)")
+    }
+
+    /// A rejection the event stream brings is honoured offline before any delta.
+    @Test func aRejectionOnTheEventStreamIsHonouredOffline() throws {
+        let gate = try Gate()
+        try gate.loginKiosk("owner@demo.gatepass")
+        let owner = try gate.token("owner@demo.gatepass")
+        let needsApproval = try gate.visitor(owner, ["name": "Rex Rejected", "requiresApproval": true])
+        let kiosk = try startedKiosk(gate, cooldown: 0)
+        defer { kiosk.stop() }
+        try kiosk.scan(ImageFileSource(directory: try gate.folder("ask", ["GP1:\(needsApproval.shortId)"])))
+        #expect(gate.waitForLine("Rex Rejected (\(needsApproval.shortId)) — waiting for an approver"))
+        let approver = try gate.token("approver@demo.gatepass")
+        _ = try gate.http.send("POST", "/api/approver/visitors/\(needsApproval.id)/reject", token: approver, json: [String: Any]())
+        #expect(gate.waitForLine("Rex Rejected (\(needsApproval.shortId)) — an approver rejected the visit"))
+        gate.stopServer()
+        // Out of view, then back: a new scan of the pass.
+        try kiosk.scan(ImageFileSource(directory: try gate.folder("again", [nil, "GP1:\(needsApproval.shortId)"])))
+        #expect(gate.waitForLine("Rex Rejected (\(needsApproval.shortId)) — the visit was rejected"), "\(gate.terminal.stdout)")
     }
 
     /// A check-in transport that never reaches the server, counting its tries.

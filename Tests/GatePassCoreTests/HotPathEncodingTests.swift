@@ -75,7 +75,9 @@ import Testing
             let data = VisitorEventData(visitor: generator.visitor(), scanId: generator.optionalText(),
                                         checkpointId: generator.optionalText(), entryId: generator.optionalText(),
                                         offlineDecision: generator.bool() ? results[generator.below(results.count)] : nil,
-                                        decision: generator.bool() ? results[generator.below(results.count)] : nil)
+                                        decision: generator.bool() ? results[generator.below(results.count)] : nil,
+                                        failedCondition: generator.bool()
+                                            ? OfflineClaimFailure.allCases[generator.below(OfflineClaimFailure.allCases.count)] : nil)
             let generic = ServerJSON.encode(data)
             #expect(data.jsonText == generic, "\(String(decoding: generic, as: UTF8.self).debugDescription)")
         }

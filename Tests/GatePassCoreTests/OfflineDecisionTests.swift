@@ -135,11 +135,16 @@ import Testing
         let visitor = Fixture.visitor(status: .expected, requiresApproval: false)
         let decision = Self.decide("K7Q2M9XD", at: Self.after, cache: Self.cache([visitor], admitted: [Fixture.shortId]))
         #expect(decision.result == .alreadyCheckedIn, "inside beats the window, as on the server")
-        // A cancellation that arrived after the admission: the visitor is inside all the same
-        // (the server records the offline admission as it happened).
-        var cancelled = visitor
-        cancelled.status = .cancelled
-        #expect(Self.decide("K7Q2M9XD", cache: Self.cache([cancelled], admitted: [Fixture.shortId])).result == .alreadyCheckedIn)
+        // A cancellation or rejection the kiosk was told of after its admission beats it: the
+        // pass is refused, not "already inside" (api.md "Which offline claims count"; the
+        // server still records the first admission as it happened).
+        for status in [VisitorStatus.cancelled, .rejected] {
+            var revoked = visitor
+            revoked.status = status
+            let decision = Self.decide("K7Q2M9XD", cache: Self.cache([revoked], revoked: status == .cancelled ? [Fixture.shortId] : [],
+                                                                     admitted: [Fixture.shortId]))
+            #expect(decision.result == (status == .cancelled ? .cancelled : .rejected) && !decision.admits, "\(status)")
+        }
         #expect(Self.decide("K7Q2M9XD", cache: Self.cache([visitor], revoked: [Fixture.shortId], admitted: [Fixture.shortId])).result
                 == .blocked)
     }

@@ -247,6 +247,8 @@ extension TestServer {
     @Test func anOfflineAdmissionOfACancelledPassIsRecordedAsItHappenedWithAConflict() throws {
         try withSite { server, site in
             let visitor = try server.createVisitor(site.ownerToken, ["name": "Cleo"])
+            // The gate loaded its cache before the cancellation: it could not know.
+            #expect(try server.get("/api/visitor-scanner/expected", token: site.scanner).status == 200)
             #expect(try server.post("/api/visitors/\(visitor["id"] as! String)/cancel", token: site.ownerToken).status == 200)
             let scannedAt = server.clock.now().addingTimeInterval(-300)
             let answer = try server.checkIn(site.scanner, visitor["shortId"] as! String,
@@ -272,6 +274,9 @@ extension TestServer {
             let northScanner = try server.scannerToken(site.ownerToken, checkpointId: north.string("id"))
             let visitor = try server.createVisitor(site.ownerToken, ["name": "Ada"])
             let shortId = visitor["shortId"] as! String
+            for scanner in [site.scanner, northScanner] {
+                #expect(try server.get("/api/visitor-scanner/expected", token: scanner).status == 200)
+            }
             let at = server.clock.now().addingTimeInterval(-60)
             let main = try server.checkIn(site.scanner, shortId, ["offline": true, "scannedAt": iso(at), "offlineDecision": "CHECKED_IN"])
             #expect(main.string("result") == "CHECKED_IN" && main.json?["conflict"] == nil, "\(main.text)")
@@ -310,6 +315,7 @@ extension TestServer {
         try withSite { server, site in
             let visitor = try server.createVisitor(site.ownerToken, ["name": "Cleo"])
             let shortId = visitor["shortId"] as! String
+            #expect(try server.get("/api/visitor-scanner/expected", token: site.scanner).status == 200)
             #expect(try server.post("/api/visitors/\(visitor["id"] as! String)/cancel", token: site.ownerToken).status == 200)
             let key = ["Idempotency-Key": "kiosk-attempt-1"]
             // The first attempt reached the server; its answer never reached the kiosk.
@@ -344,6 +350,270 @@ extension TestServer {
                     #expect(answer.status == 400, "\(value): \(answer.text)")
                 }
             }
+        }
+    }
+}
+
+/// api.md "Which offline claims count": an offline admission counts only where an offline kiosk
+/// could have made it, judged against what the claiming device's `/expected` answers told it.
+@Suite struct OfflineClaimTests {
+    static func claim(_ server: TestServer, _ scanner: String, _ text: String, at scannedAt: Date,
+                      headers: [String: String] = [:]) throws -> HTTPAnswer {
+        try server.checkIn(scanner, text, ["offline": true, "scannedAt": iso(scannedAt), "offlineDecision": "CHECKED_IN"],
+                           headers: headers)
+    }
+
+    static func expected(_ server: TestServer, _ scanner: String) throws {
+        let answer = try server.get("/api/visitor-scanner/expected", token: scanner)
+        guard answer.status == 200 else { throw TestFailure("/expected answered \(answer.status): \(answer.text)") }
+    }
+
+    /// The claim was refused: a conflict, the visitor as it was, the scan holding the claim,
+    /// and one alert naming `condition`.
+    static func expectRefused(_ answer: HTTPAnswer, _ visitor: [String: Any], _ condition: OfflineClaimFailure,
+                              status: String, _ server: TestServer, _ site: Site,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let name = visitor["name"] as? String ?? ""
+        #expect(answer.status == 200 && answer.json?["conflict"] as? Bool == true, "\(name): \(answer.text)",
+                sourceLocation: sourceLocation)
+        #expect(try server.visitor(visitor["id"], site.ownerToken)["status"] as? String == status, "\(name) admitted",
+                sourceLocation: sourceLocation)
+        let scanId = answer.string("scanId")
+        let alerts = try server.securityAlerts().filter { $0.scanId == scanId }
+        #expect(alerts.count == 1 && alerts.first?.failedCondition == condition && alerts.first?.offlineDecision == .checkedIn,
+                "\(name): \(alerts)", sourceLocation: sourceLocation)
+        let scan = try server.history(site.ownerToken).first { $0["id"] as? String == scanId }
+        #expect(scan?["offlineDecision"] as? String == "CHECKED_IN" && scan?["result"] as? String == answer.string("result"),
+                sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: Backend.available)
+    func aBareTextOfABlockedCancelledOrUnapprovedVisitorAdmitsNobody(_ backend: Backend) throws {
+        try withServer(on: backend) { server in
+            let site = try server.makeSite()
+            let blocked = try server.createVisitor(site.ownerToken, ["name": "Boris Blocked", "email": "boris@example.com"])
+            let cancelled = try server.createVisitor(site.ownerToken, ["name": "Cleo Cancelled"])
+            let unapproved = try server.createVisitor(site.ownerToken, ["name": "Una Unapproved", "requiresApproval": true])
+            _ = try server.block(site.ownerToken, ["email": "boris@example.com"])
+            #expect(try server.post("/api/visitors/\(cancelled["id"] as! String)/cancel", token: site.ownerToken).status == 200)
+            let cases = [(blocked, "EXPECTED"), (cancelled, "CANCELLED"), (unapproved, "EXPECTED")]
+            let at = server.clock.now().addingTimeInterval(-60)
+            // A scanner token that never asked /expected: no bare text of it counts.
+            for (visitor, status) in cases {
+                for text in [visitor["shortId"] as! String, "GP1:\(visitor["shortId"] as! String)"] {
+                    try Self.expectRefused(try Self.claim(server, site.scanner, text, at: at), visitor, .notCached, status: status,
+                                           server, site)
+                }
+            }
+            // One told of each by /expected, ten minutes before its scans: it knew them refused.
+            let told = try server.scannerToken(site.ownerToken)
+            try Self.expected(server, told)
+            server.clock.advance(by: 600)
+            for (visitor, status) in cases {
+                try Self.expectRefused(try Self.claim(server, told, "GP1:\(visitor["shortId"] as! String)", at: server.clock.now()),
+                                       visitor, .knownRevoked, status: status, server, site)
+            }
+            // A pass it was told of as admissible counts, and stands as it happened.
+            let fine = try server.createVisitor(site.ownerToken, ["name": "Fred Fine"])
+            try Self.expected(server, told)
+            let admitted = try Self.claim(server, told, fine["shortId"] as! String, at: at)
+            #expect(admitted.string("result") == "CHECKED_IN" && admitted.json?["conflict"] == nil, "\(admitted.text)")
+            #expect(date(try server.visitor(fine["id"], site.ownerToken)["checkedInAt"]) == at)
+        }
+    }
+
+    @Test func theScanTimeMustBeInsideTheWindowAndNotInTheFuture() throws {
+        try withSite { server, site in
+            let now = server.clock.now()
+            func visitor(_ name: String) throws -> [String: Any] {
+                try server.createVisitor(site.ownerToken, ["name": name, "validFrom": iso(now.addingTimeInterval(-7200)),
+                                                           "validUntil": iso(now.addingTimeInterval(7200))])
+            }
+            let future = try visitor("Fay Future"), early = try visitor("Ed Early"), skewed = try visitor("Sue Skew")
+            try Self.expected(server, site.scanner)
+            try Self.expectRefused(try Self.claim(server, site.scanner, future["shortId"] as! String, at: now.addingTimeInterval(301)),
+                                   future, .future, status: "EXPECTED", server, site)
+            try Self.expectRefused(try Self.claim(server, site.scanner, early["shortId"] as! String, at: now.addingTimeInterval(-7300)),
+                                   early, .window, status: "EXPECTED", server, site)
+            // Within five minutes ahead: a kiosk clock a little fast still counts.
+            let answer = try Self.claim(server, site.scanner, skewed["shortId"] as! String, at: now.addingTimeInterval(299))
+            #expect(answer.string("result") == "CHECKED_IN" && answer.json?["conflict"] == nil, "\(answer.text)")
+        }
+    }
+
+    @Test func aSignedPassCountsByItsSignatureAloneOnlyWhenAnAdmitKeySignedIt() throws {
+        try withSite { server, site in
+            let at = server.clock.now().addingTimeInterval(-60)
+            let admit = try server.createVisitor(site.ownerToken, ["name": "Ada Admit"])
+            let approval = try server.createVisitor(site.ownerToken, ["name": "Bea Approval", "requiresApproval": true])
+            // Never told of either: the admit key's pass counts, the approval key's never does.
+            let admitText = try server.passText(admit, organizationId: site.organizationId).text
+            let answer = try Self.claim(server, site.scanner, admitText, at: at)
+            #expect(answer.string("result") == "CHECKED_IN" && answer.json?["conflict"] == nil, "\(answer.text)")
+            let approvalText = try server.passText(approval, organizationId: site.organizationId).text
+            try Self.expectRefused(try Self.claim(server, site.scanner, approvalText, at: at), approval, .signature,
+                                   status: "EXPECTED", server, site)
+            // A text the server finds INVALID admits no one and keeps its 400; the alert names the visitor.
+            var forged = try server.passText(admit, organizationId: site.organizationId)
+            forged.validUntil += 60
+            let refused = try Self.claim(server, site.scanner, forged.text, at: at)
+            #expect(refused.isError(400, "INVALID") || refused.isError(400, "BAD_REQUEST"), "\(refused.text)")
+            let alert = try server.securityAlerts().last
+            #expect(alert?.visitor.id == admit["id"] as? String && alert?.failedCondition == .signature && alert?.decision == .invalid)
+            // Approved, and carried by /expected so: the cache could admit it.
+            #expect(try server.post("/api/visitors/\(approval["id"] as! String)/approve-scan", token: site.ownerToken).status == 200)
+            try Self.expected(server, site.scanner)
+            let approved = try Self.claim(server, site.scanner, approvalText, at: server.clock.now())
+            #expect(approved.string("result") == "CHECKED_IN" && approved.json?["conflict"] == nil, "\(approved.text)")
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func aRenewedScannerTokenKeepsWhatItsDeviceWasTold(_ backend: Backend) throws {
+        try withServer(on: backend) { server in
+            let site = try server.makeSite()
+            let at = server.clock.now().addingTimeInterval(-60)
+            let visitors = try (0..<3).map { try server.createVisitor(site.ownerToken, ["name": "Guest \($0)"]) }
+            try Self.expected(server, site.scanner)
+            func renew(_ previous: String?) throws -> HTTPAnswer {
+                try server.post("/api/visitor-scanner/token", token: site.ownerToken,
+                                previous.map { ["previousScannerToken": $0] } ?? [:])
+            }
+            let renewed = try #require(try renew(site.scanner).string("scannerToken"))
+            let again = try #require(try renew(renewed).string("scannerToken"))
+            // One device: the chain's first token; its last /expected answer's time and cursor recorded.
+            let signer = server.server.application.signer
+            let device = try #require(signer.verify(site.scanner)?.sessionId)
+            let cursor = try server.get("/api/visitor-scanner/expected?since=0", token: again).string("cursor")
+            let (linked, sync) = try server.store.read { tx in
+                (try tx.scannerDevices.deviceId(sessionId: signer.verify(again)?.sessionId ?? ""),
+                 try tx.scannerDevices.lastSync(deviceId: device))
+            }
+            #expect(linked == device && sync == DeviceSync(at: server.clock.now(), cursor: cursor ?? ""))
+            for (token, visitor) in [(renewed, visitors[0]), (again, visitors[1])] {
+                let answer = try Self.claim(server, token, visitor["shortId"] as! String, at: at)
+                #expect(answer.string("result") == "CHECKED_IN" && answer.json?["conflict"] == nil, "\(answer.text)")
+            }
+            // A new token that renews nothing is a new device, told nothing yet.
+            let fresh = try server.scannerToken(site.ownerToken)
+            try Self.expectRefused(try Self.claim(server, fresh, visitors[2]["shortId"] as! String, at: at), visitors[2], .notCached,
+                                   status: "EXPECTED", server, site)
+            // Only a scanner token of the caller's own may be renewed; one the server cannot place
+            // (another secret, a restored database) starts a new device, so renewals go on.
+            let other = try server.scannerToken(site.adminToken)
+            for previous in [site.ownerToken, other] {
+                #expect(try renew(previous).isError(400, "BAD_REQUEST"), "\(previous.prefix(12))")
+            }
+            let unplaced = try #require(try renew("gp1.not-a-token.x").string("scannerToken"))
+            try Self.expectRefused(try Self.claim(server, unplaced, visitors[2]["shortId"] as! String, at: at), visitors[2],
+                                   .notCached, status: "EXPECTED", server, site)
+        }
+    }
+
+    /// A kiosk back online syncs and replays at once, in either order: a revocation it was told
+    /// of only after the scan does not undo what it could not have known (5 minutes of its clock
+    /// running ahead allowed); one it was told of before does.
+    @Test func aRevocationCountsFromTheAnswerThatToldTheDevice() throws {
+        try withSite { server, site in
+            let early = try server.createVisitor(site.ownerToken, ["name": "Ed Early"])
+            let late = try server.createVisitor(site.ownerToken, ["name": "Lou Late"])
+            try Self.expected(server, site.scanner)
+            for visitor in [early, late] {
+                #expect(try server.post("/api/visitors/\(visitor["id"] as! String)/cancel", token: site.ownerToken).status == 200)
+            }
+            let scannedAt = server.clock.now().addingTimeInterval(60)
+            server.clock.advance(by: 120)
+            try Self.expected(server, site.scanner)
+            let toldAt = server.clock.now()
+            server.clock.advance(by: 600)
+            let counted = try Self.claim(server, site.scanner, early["shortId"] as! String, at: scannedAt)
+            #expect(counted.string("result") == "CANCELLED" && counted.json?["conflict"] as? Bool == true, "\(counted.text)")
+            #expect(try server.visitor(early["id"], site.ownerToken)["status"] as? String == "CHECKED_IN", "inside, as it happened")
+            #expect(try server.securityAlerts().last?.failedCondition == nil)
+            // Scanned a little after it was told, on a clock within the skew: it may not have known yet.
+            let skewed = try Self.claim(server, site.scanner, late["shortId"] as! String, at: toldAt.addingTimeInterval(299))
+            #expect(try server.visitor(late["id"], site.ownerToken)["status"] as? String == "CHECKED_IN", "\(skewed.text)")
+            let third = try server.createVisitor(site.ownerToken, ["name": "Kim Known"])
+            try Self.expected(server, site.scanner)
+            #expect(try server.post("/api/visitors/\(third["id"] as! String)/cancel", token: site.ownerToken).status == 200)
+            try Self.expected(server, site.scanner)
+            let knownAt = server.clock.now()
+            server.clock.advance(by: 600)
+            try Self.expectRefused(try Self.claim(server, site.scanner, third["shortId"] as! String, at: knownAt.addingTimeInterval(301)),
+                                   third, .knownRevoked, status: "CANCELLED", server, site)
+        }
+    }
+
+    @Test func anEnrolledKioskIsADeviceOfItsOwn() throws {
+        try withSite { server, site in
+            let at = server.clock.now().addingTimeInterval(-60)
+            let pass = try server.createVisitor(site.ownerToken, ["name": "Kai Kiosk"])
+            let north = try server.enrol(try server.enrolmentCode(site.mainGate, token: site.ownerToken))
+            let south = try server.enrol(try server.enrolmentCode(site.mainGate, token: site.ownerToken, name: "South kiosk"))
+            try Self.expected(server, north)
+            // The other kiosk was told nothing, though the same admin enrolled both.
+            try Self.expectRefused(try Self.claim(server, south, pass["shortId"] as! String, at: at), pass, .notCached,
+                                   status: "EXPECTED", server, site)
+            let answer = try Self.claim(server, north, pass["shortId"] as! String, at: at)
+            #expect(answer.string("result") == "CHECKED_IN" && answer.json?["conflict"] == nil, "\(answer.text)")
+        }
+    }
+
+    @Test func theReplayOfAnAttemptThatReachedTheServerCountsItsClaimTheSameWay() throws {
+        try withSite { server, site in
+            let visitor = try server.createVisitor(site.ownerToken, ["name": "Cleo"])
+            let shortId = visitor["shortId"] as! String
+            #expect(try server.post("/api/visitors/\(visitor["id"] as! String)/cancel", token: site.ownerToken).status == 200)
+            try Self.expected(server, site.scanner)
+            server.clock.advance(by: 600)
+            let key = ["Idempotency-Key": "kiosk-attempt-1"]
+            #expect(try server.checkIn(site.scanner, shortId, ["confirmApprovalRequest": false], headers: key).string("result") == "CANCELLED")
+            let answer = try Self.claim(server, site.scanner, shortId, at: server.clock.now(), headers: key)
+            #expect(answer.headers["idempotent-replayed"] == "true")
+            try Self.expectRefused(answer, visitor, .knownRevoked, status: "CANCELLED", server, site)
+        }
+    }
+}
+
+/// A GP2 text signed by a key of the wrong purpose for its visitor (api.md: `admit` signs passes
+/// that need no approval, `approval` those that do) is INVALID online as offline.
+@Suite struct PassKeyPurposeTests {
+    static func resigned(_ visitor: [String: Any], purpose: String, _ server: TestServer, _ site: Site) throws -> String {
+        let key = try #require(try server.passKeys(site.scanner).first { $0["purpose"] as? String == purpose })
+        let keyId = try #require(key["id"] as? String)
+        let stored = try #require(try server.store.read { tx in try tx.visitors.find(id: visitor["id"] as! String) }).visitor
+        return try SignedPassText.issue(for: stored, keyId: keyId) { try OfflinePassTests.sign($0, keyId: keyId, in: server) }.text
+    }
+
+    @Test func aPassSignedWithTheKeyOfTheOtherPurposeIsInvalidOnline() throws {
+        try withSite { server, site in
+            let admit = try server.createVisitor(site.ownerToken, ["name": "Ada"])
+            let approval = try server.createVisitor(site.ownerToken, ["name": "Bea", "requiresApproval": true])
+            for (visitor, purpose) in [(admit, "approval"), (approval, "admit")] {
+                let text = try Self.resigned(visitor, purpose: purpose, server, site)
+                let answer = try server.checkIn(site.scanner, text)
+                #expect(answer.isError(400, "INVALID") || answer.isError(400, "BAD_REQUEST"), "\(purpose): \(answer.text)")
+                #expect(try server.visitor(visitor["id"], site.ownerToken)["status"] as? String == "EXPECTED")
+            }
+            #expect(try server.history(site.ownerToken).allSatisfy { $0["result"] as? String == "INVALID" })
+        }
+    }
+
+    @Test func aChangeOfRequiresApprovalReissuesThePassWithTheOtherKeyAndResendsTheInvitation() throws {
+        try withServer { server in
+            let site = try server.makeMailSite()
+            let (invited, _) = try server.invitedVisitor(site, ["name": "Ada Lovelace"])
+            let before = try server.passText(invited, organizationId: site.owner.organizationId)
+            let invitations = try server.mailLog().filter { $0.kind == .invitation }.count
+            let edited = try server.client().send("PATCH", "/api/visitors/\(invited["id"] as! String)", token: site.ownerToken,
+                                                  json: ["requiresApproval": true])
+            #expect(edited.status == 200, "\(edited.text)")
+            #expect(try server.mailLog().filter { $0.kind == .invitation }.count == invitations + 1, "the invitation re-sent")
+            let after = try server.passText(invited, organizationId: site.owner.organizationId)
+            let approvalKey = try server.passKeys(site.scanner).first { $0["purpose"] as? String == "approval" }
+            #expect(after.keyId == approvalKey?["id"] as? String && after.shortId != before.shortId)
+            #expect(try server.checkIn(site.scanner, before.text).isError(404, "NOT_FOUND"), "the old pass names no pass")
+            #expect(try server.checkIn(site.scanner, after.text).string("result") == "APPROVAL_REQUIRED")
         }
     }
 }

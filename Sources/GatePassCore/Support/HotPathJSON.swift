@@ -90,6 +90,7 @@ extension VisitorEventData {
         if offlineDecision != nil { writer.raw("\"conflict\":true,") }
         if let decision { writer.raw("\"decision\":"); writer.string(decision.rawValue); writer.raw(",") }
         if let entryId { writer.raw("\"entryId\":"); writer.string(entryId); writer.raw(",") }
+        if let failedCondition { writer.raw("\"failedCondition\":"); writer.string(failedCondition.rawValue); writer.raw(",") }
         if let offlineDecision { writer.raw("\"offlineDecision\":"); writer.string(offlineDecision.rawValue); writer.raw(",") }
         if let scanId { writer.raw("\"scanId\":"); writer.string(scanId); writer.raw(",") }
         writer.raw("\"visitor\":")

@@ -17,11 +17,17 @@ extension GatePassApplication {
         .read(.scannerLookup) { app, call, tx in try app.lookup(call, tx) },
         .write(.scannerWalkIn) { app, call, tx in try app.walkIn(call, tx) },
         .read(.scannerOnSite) { app, call, tx in try app.onSite(call, tx) },
-        .read(.scannerExpected) { app, call, tx in try app.expected(call, tx) },
+        .deferred(.scannerExpected) { app, call, reply in try app.expected(call, reply: reply) },
         .read(.scannerPassKeys) { app, call, tx in try app.passKeyList(call, tx) },
     ]
 
-    struct ScannerTokenBody: Decodable { var checkpointId: String? }
+    struct ScannerTokenBody: Decodable {
+        var checkpointId: String?
+        /// The scanner token this one renews (the client's renewal, or a re-login on the same
+        /// device): the new token continues its device, so what that device was told by
+        /// `/expected` still judges its offline claims (api.md "Which offline claims count").
+        var previousScannerToken: String?
+    }
 
     /// A scanner token bound to a checkpoint, ended by the logout of the session that made it.
     func issueScannerToken(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
@@ -38,10 +44,36 @@ extension GatePassApplication {
         let claims = try Sessions.create(userId: caller.user.id, kind: .scanner, parent: caller.sessionId,
                                          checkpointId: checkpoint.id, now: call.now,
                                          lifetime: configuration.scannerTokenLifetimeSeconds, tx)
+        if let previous = body.previousScannerToken, let device = try renewedDevice(previous, call, tx) {
+            try tx.scannerDevices.link(sessionId: claims.sessionId, deviceId: device)
+        }
         try audit(.scannerTokenCreate, id: claims.sessionId, .facts(["checkpointId": checkpoint.id]), call, tx)
         return JSONBody.response(status: 201, ScannerTokenAnswer(
             scannerToken: signer.sign(claims), checkpoint: CheckpointSummary(id: checkpoint.id, name: checkpoint.name),
             expiresAt: Timestamp(Date(timeIntervalSince1970: TimeInterval(claims.expiresAt)))))
+    }
+
+    /// The device of the scanner token a new one renews: a scanner session of the caller's own
+    /// user, expired or ended by a logout. A token this server cannot place (not signed with its
+    /// secret, its session gone: a restored database) or one an admin revoked hands nothing on:
+    /// nil, the new token starts a device afresh, so a renewal never fails over it. A login
+    /// token, or a scanner token of another user, is 400: no client sends one.
+    private func renewedDevice(_ token: String, _ call: Call, _ tx: any Transaction) throws -> String? {
+        guard let claims = signer.verify(token), let session = try tx.sessions.find(id: claims.sessionId) else { return nil }
+        guard claims.kind == .scanner, session.kind == .scanner, session.user.id == call.caller.user.id,
+              case .scanner = session.credential
+        else { throw APIError.badRequest("previousScannerToken is not a scanner token of this user") }
+        guard session.revokedReason == nil else { return nil }
+        return try tx.scannerDevices.deviceId(sessionId: claims.sessionId) ?? claims.sessionId
+    }
+
+    /// The device a scanner principal scans as (api.md "Which offline claims count"): a kiosk's
+    /// enrolment, or the first token of a chain of renewals.
+    func scanningDevice(_ caller: Principal, _ tx: any Transaction) throws -> String {
+        switch caller.credential {
+        case .kiosk(let kioskId, _): "kiosk:" + kioskId
+        case .scanner, .login: try tx.scannerDevices.deviceId(sessionId: caller.sessionId) ?? caller.sessionId
+        }
     }
 
     // MARK: - Check-in and check-out
@@ -88,6 +120,7 @@ extension GatePassApplication {
             scan.result = .invalid
             try tx.scans.insert(scan, organizationId: caller.organizationId)
             metrics.recordCheckIn(result: ScanResult.invalid.rawValue)
+            try alertOfAdmittedForgery(body, scan: scan, call, tx)
             return APIError.badRequest(message).response
         }
         let reference: QRPayload.Reference
@@ -96,9 +129,10 @@ extension GatePassApplication {
         } catch {
             return try invalid(error.description)
         }
+        var signingKey: PassKey?
         if case .signed(let text) = reference {
             switch try passes.keyring.check(text, organizationId: caller.organizationId, now: call.now) {
-            case .verified: break
+            case .verified(let key): signingKey = key
             case .unknownKey: return try invalid("the pass is signed with a key this site does not have")
             case .revokedKey: return try invalid("the pass is signed with a revoked key; the visitor needs the re-issued pass")
             case .badSignature: return try invalid("the pass's signature does not verify")
@@ -112,18 +146,23 @@ extension GatePassApplication {
             metrics.recordCheckIn(result: ScanResult.notFound.rawValue)
             return APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)").response
         }
-        if case .signed(let text) = reference, !text.matches(record.visitor) {
+        if case .signed(let text) = reference, let signingKey, !text.matches(record.visitor, signedBy: signingKey) {
             scan.visitorId = record.visitor.id
-            return try invalid("this pass was re-issued (its window changed): the visitor needs the new pass")
+            return try invalid("this pass was re-issued (its window or its need for approval changed): the visitor needs the new pass")
         }
         var decision = CheckIn.decide(visitor: record.visitor, receivedAt: call.now, request: request,
                                       checkpointId: checkpointId,
                                       blocklist: try tx.blocklist.candidates(for: record.visitor, organizationId: caller.organizationId,
                                                                              now: call.now))
         var conflict = false
+        var claimFailure: OfflineClaimFailure?
         if let offlineDecision = body.offlineDecision {
+            if offlineDecision == .checkedIn {
+                claimFailure = try offlineClaimFailure(call, scannedAt: request.scannedAt, visitor: record.visitor,
+                                                       text: signingKey.map { .signed($0.purpose) } ?? .unsigned, tx)
+            }
             (decision, conflict) = CheckIn.reconcile(decision, offlineDecision: offlineDecision, visitor: record.visitor,
-                                                     checkpointId: checkpointId)
+                                                     checkpointId: checkpointId, claimFailure: claimFailure)
         }
         if decision.changesVisitor {
             try tx.visitors.changeState(decision.visitor, from: record.visitor,
@@ -142,7 +181,8 @@ extension GatePassApplication {
             // One alert with both decisions (and the blocklist entry, when a block was one of them).
             try tx.events.appendSecurityAlert(visitor: decision.visitor, entryId: decision.blockingEntry?.id,
                                               organizationId: caller.organizationId, checkpointId: checkpointId, scanId: scan.id,
-                                              offlineDecision: .checkedIn, decision: decision.result, now: call.now)
+                                              offlineDecision: .checkedIn, decision: decision.result, failedCondition: claimFailure,
+                                              now: call.now)
         } else if let entry = decision.blockingEntry {
             try tx.events.appendSecurityAlert(visitor: decision.visitor, entryId: entry.id, organizationId: caller.organizationId,
                                               checkpointId: checkpointId, scanId: scan.id, now: call.now)
@@ -175,7 +215,14 @@ extension GatePassApplication {
         let checkpointId = call.caller.checkpointId!
         var visitor = record.visitor
         if try tx.scans.setOfflineDecision(.checkedIn, scanId: answer.scanId) {
-            if visitor.status != .checkedIn {
+            var text = OfflineClaim.Text.unsigned
+            if case .signed(let signed)? = try? QRPayload.reference(from: body.shortId),
+               case .verified(let key) = try passes.keyring.check(signed, organizationId: record.organizationId, now: call.now) {
+                text = .signed(key.purpose)
+            }
+            let failure = try offlineClaimFailure(call, scannedAt: body.scannedAt?.date, visitor: visitor, text: text, tx)
+            // A claim that does not count admits no one: only the alert says what the gate did.
+            if failure == nil && visitor.status != .checkedIn {
                 let judgedAt = CheckIn.judgementTime(receivedAt: call.now, scannedAt: body.scannedAt?.date)
                 let inside = CheckIn.admittedVisitor(visitor, at: judgedAt, checkpointId: checkpointId)
                 try tx.visitors.changeState(inside, from: visitor)
@@ -187,9 +234,31 @@ extension GatePassApplication {
             }
             try tx.events.appendSecurityAlert(visitor: visitor, entryId: nil, organizationId: record.organizationId,
                                               checkpointId: checkpointId, scanId: answer.scanId, offlineDecision: .checkedIn,
-                                              decision: answer.result, now: call.now)
+                                              decision: answer.result, failedCondition: failure, now: call.now)
         }
         return JSONBody.response(CheckInAnswer(result: answer.result, visitor: visitor, scanId: answer.scanId, conflict: true))
+    }
+
+    /// A kiosk admitted offline on a signed text the server finds `INVALID` (a forgery, a
+    /// revoked key, a re-issued pass): nobody is admitted and the answer stays 400 as for any
+    /// INVALID scan, but the managers are told which visitor's pass it named, as for any claim
+    /// that fails (`signature`). A text naming no visitor of the organization has no one to name.
+    private func alertOfAdmittedForgery(_ body: CheckInBody, scan: Scan, _ call: Call, _ tx: any Transaction) throws {
+        guard body.offlineDecision == .checkedIn, case .signed(let text)? = try? QRPayload.reference(from: body.shortId),
+              let record = try tx.visitors.find(shortId: text.shortId), record.organizationId == call.caller.organizationId
+        else { return }
+        try tx.events.appendSecurityAlert(visitor: record.visitor, entryId: nil, organizationId: record.organizationId,
+                                          checkpointId: scan.checkpointId, scanId: scan.id, offlineDecision: .checkedIn,
+                                          decision: .invalid, failedCondition: .signature, now: call.now)
+    }
+
+    /// Why an offline admission claimed by the caller's device does not count, or nil when it
+    /// does: judged by the domain against what the device's `/expected` answers told it.
+    private func offlineClaimFailure(_ call: Call, scannedAt: Date?, visitor: Visitor, text: OfflineClaim.Text,
+                                     _ tx: any Transaction) throws -> OfflineClaimFailure? {
+        let device = try scanningDevice(call.caller, tx)
+        return OfflineClaim.failure(scannedAt: scannedAt, receivedAt: call.now, visitor: visitor, text: text,
+                                    knowledge: try tx.scannerDevices.knowledge(deviceId: device, visitorId: visitor.id))
     }
 
     /// The organization's pass keys, for kiosks that check GP2 signatures offline.
@@ -305,7 +374,29 @@ extension GatePassApplication {
     /// matched by the blocklist — is named in `revoked`; a blocked visitor's details are not
     /// sent at all (the gate needs only to refuse them), a cancelled one is in `items` too,
     /// so the kiosk's table answers CANCELLED as the server does.
-    func expected(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
+    ///
+    /// The answer goes out only once what it told the device is recorded (its time, cursor and
+    /// each visitor carried), so an offline claim replayed after it is judged against it.
+    func expected(_ call: Call, reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        let (answer, told) = try store.read { tx in try expectedAnswer(call, tx) }
+        let caller = call.caller, now = call.now
+        let fullLoad = call.request.query["since"] == nil
+        try store.write { tx in
+            try tx.scannerDevices.recordExpected(
+                deviceId: try self.scanningDevice(caller, tx), organizationId: caller.organizationId,
+                sync: DeviceSync(at: now, cursor: answer.cursor), told: told,
+                forgetBefore: fullLoad ? now.addingTimeInterval(-Self.deviceKnowledgeKept) : nil)
+        }
+        reply(JSONBody.response(answer))
+    }
+
+    /// How long what a device was told of a pass is kept after the last answer that carried it:
+    /// longer than the outbox's replays take (a day), so a kiosk back after a night still has
+    /// its claims judged by what it knew.
+    static let deviceKnowledgeKept: TimeInterval = 48 * 3600
+
+    private func expectedAnswer(_ call: Call, _ tx: any Transaction) throws
+        -> (ExpectedPasses, [(visitorId: String, knowledge: DeviceKnowledge)]) {
         var since: Int64 = 0
         if let raw = call.request.query["since"] {
             guard raw.count <= 19, let value = Int64(raw), value >= 0 else {
@@ -318,14 +409,16 @@ extension GatePassApplication {
         let rows = try tx.visitors.changed(organizationId: organization, after: since, validDuring: today, limit: ListBounds.maximumLimit)
         var items: [Visitor] = []
         var revoked: [String] = []
+        var told: [(visitorId: String, knowledge: DeviceKnowledge)] = []
         for row in rows {
             let visitor = row.visitor
             let blocked = Blocklist.firstMatch(try tx.blocklist.candidates(for: visitor, organizationId: organization, now: call.now),
                                                for: visitor, at: call.now) != nil
             if blocked || visitor.status == .cancelled { revoked.append(visitor.shortId.rawValue) }
             if !blocked { items.append(visitor) }
+            told.append((visitor.id, DeviceKnowledge(told: visitor, blocked: blocked, at: call.now)))
         }
-        return JSONBody.response(ExpectedPasses(items: items, cursor: String(rows.last?.changeSequence ?? since), revoked: revoked))
+        return (ExpectedPasses(items: items, cursor: String(rows.last?.changeSequence ?? since), revoked: revoked), told)
     }
 
     /// Today's counters for the organization; `?checkpointId=` narrows the ones that belong

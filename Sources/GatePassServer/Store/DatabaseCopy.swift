@@ -128,6 +128,9 @@ public enum DatabaseCopy {
         CopiedTable("notification_marks", orderedBy: ["user_id", "event_id"]),
         CopiedTable("push_deliveries", orderedBy: ["token", "event_id"]),
         CopiedTable("mail_queue", orderedBy: ["seq"], identity: ["seq"]),
+        CopiedTable("scanner_devices", orderedBy: ["device_id"]),
+        CopiedTable("scanner_device_links", orderedBy: ["session_id"]),
+        CopiedTable("scanner_device_passes", orderedBy: ["device_id", "visitor_id"]),
         CopiedTable("audit_log", orderedBy: ["seq"], identity: ["seq"]),
         CopiedTable("rate_windows", orderedBy: ["name"]),
     ]

@@ -90,9 +90,10 @@ extension EventRepository {
     ///     kiosk's decision (`decision` is then the server's).
     func appendSecurityAlert(visitor: Visitor, entryId: String?, organizationId: String, checkpointId: String?,
                              scanId: String?, offlineDecision: ScanResult? = nil, decision: ScanResult? = nil,
-                             now: Date) throws {
+                             failedCondition: OfflineClaimFailure? = nil, now: Date) throws {
         let data = String(decoding: VisitorEventData(visitor: visitor, scanId: scanId, checkpointId: checkpointId, entryId: entryId,
-                                                     offlineDecision: offlineDecision, decision: decision).jsonText,
+                                                     offlineDecision: offlineDecision, decision: decision,
+                                                     failedCondition: failedCondition).jsonText,
                           as: UTF8.self)
         try append(.securityAlert, audience: EventAudience(organizationId: organizationId, managersOnly: true),
                    visitorId: visitor.id, title: NotificationItem.title(for: .securityAlert, visitorName: visitor.name),

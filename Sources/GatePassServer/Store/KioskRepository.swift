@@ -33,3 +33,28 @@ protocol AutoCheckoutRepository {
     /// Records that the check-out ran for site-local `day` (`YYYY-MM-DD`).
     func recordRun(organizationId: String, day: String) throws
 }
+
+/// A device's last successful `/expected` answer (api.md "Which offline claims count").
+struct DeviceSync: Sendable, Equatable {
+    var at: Date
+    var cursor: String
+}
+
+/// What each scanning device was told by `/expected`, so its offline claims are judged against
+/// what it knew. A device is a kiosk's enrolment, or a chain of scanner tokens renewed from one
+/// another (each renewal is linked to the device of the token it renews).
+protocol ScannerDeviceRepository {
+    /// The device a scanner session belongs to, when a renewal linked it; nil: its own.
+    func deviceId(sessionId: String) throws -> String?
+    /// Links a new scanner session to the device of the token it renews.
+    func link(sessionId: String, deviceId: String) throws
+    /// Records one `/expected` answer: its time and cursor, and what it told of each visitor
+    /// it carried. A full load (no cursor) also forgets what the device was told more than
+    /// `forgetBefore` ago.
+    func recordExpected(deviceId: String, organizationId: String, sync: DeviceSync,
+                        told: [(visitorId: String, knowledge: DeviceKnowledge)], forgetBefore: Date?) throws
+    /// The device's last successful `/expected` answer; nil before its first.
+    func lastSync(deviceId: String) throws -> DeviceSync?
+    /// What the device's answers last told of the visitor; nil when none carried it.
+    func knowledge(deviceId: String, visitorId: String) throws -> DeviceKnowledge?
+}

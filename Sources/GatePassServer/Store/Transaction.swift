@@ -23,6 +23,7 @@ protocol Transaction {
     var blocklist: any BlocklistRepository { get }
     var audit: any AuditRepository { get }
     var kiosks: any KioskRepository { get }
+    var scannerDevices: any ScannerDeviceRepository { get }
     var autoCheckout: any AutoCheckoutRepository { get }
 
     /// Runs `body` so that a throw undoes only what `body` changed (a nested transaction).

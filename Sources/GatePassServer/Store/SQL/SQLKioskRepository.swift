@@ -60,3 +60,54 @@ struct SQLAutoCheckoutRepository<Database: SQLRunner>: AutoCheckoutRepository {
         try db.execute("UPDATE organizations SET auto_checkout_done_on = ? WHERE id = ?", [day, organizationId])
     }
 }
+
+struct SQLScannerDeviceRepository<Database: SQLRunner>: ScannerDeviceRepository {
+    let db: Database
+
+    func deviceId(sessionId: String) throws -> String? {
+        try db.queryFirst("SELECT device_id FROM scanner_device_links WHERE session_id = ?", [sessionId]) { try $0.string(0) }
+    }
+
+    func link(sessionId: String, deviceId: String) throws {
+        try db.execute("INSERT INTO scanner_device_links (session_id, device_id) VALUES (?, ?)", [sessionId, deviceId])
+    }
+
+    func recordExpected(deviceId: String, organizationId: String, sync: DeviceSync,
+                        told: [(visitorId: String, knowledge: DeviceKnowledge)], forgetBefore: Date?) throws {
+        try db.execute("""
+            INSERT INTO scanner_devices (device_id, organization_id, expected_at, expected_cursor) VALUES (?, ?, ?, ?)
+            ON CONFLICT (device_id) DO UPDATE SET expected_at = excluded.expected_at, expected_cursor = excluded.expected_cursor
+            """, [deviceId, organizationId, sync.at.milliseconds, sync.cursor])
+        if let forgetBefore {
+            try db.execute("DELETE FROM scanner_device_passes WHERE device_id = ? AND told_at < ?",
+                           [deviceId, forgetBefore.milliseconds])
+        }
+        // `refused_since`: the first answer of the current refusal (a later one keeps it).
+        for (visitorId, knowledge) in told {
+            try db.execute("""
+                INSERT INTO scanner_device_passes (device_id, visitor_id, admissible, told_at, refused_since) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (device_id, visitor_id) DO UPDATE SET admissible = excluded.admissible, told_at = excluded.told_at,
+                    refused_since = CASE WHEN excluded.admissible = 1 THEN NULL
+                                         ELSE COALESCE(scanner_device_passes.refused_since, excluded.refused_since) END
+                """, [deviceId, visitorId, knowledge.admissible ? Int64(1) : Int64(0), sync.at.milliseconds,
+                      knowledge.admissible ? nil : sync.at.milliseconds])
+        }
+    }
+
+    func lastSync(deviceId: String) throws -> DeviceSync? {
+        try db.queryFirst("SELECT expected_at, expected_cursor FROM scanner_devices WHERE device_id = ?", [deviceId]) { row in
+            DeviceSync(at: try row.date(0), cursor: try row.string(1))
+        }
+    }
+
+    func knowledge(deviceId: String, visitorId: String) throws -> DeviceKnowledge? {
+        try db.queryFirst("SELECT admissible, refused_since FROM scanner_device_passes WHERE device_id = ? AND visitor_id = ?",
+                          [deviceId, visitorId]) { row in
+            do {
+                return try DeviceKnowledge(admissible: try row.bool(0), refusedSince: try row.optionalDate(1))
+            } catch is DeviceKnowledge.Inconsistent {
+                throw row.unreadable(1, "a refusal needs its time, and only a refusal has one")
+            }
+        }
+    }
+}

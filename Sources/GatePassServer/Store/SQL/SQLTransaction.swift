@@ -27,6 +27,7 @@ struct SQLTransaction<Database: SQLRunner>: Transaction {
     var blocklist: any BlocklistRepository { SQLBlocklistRepository(db: db) }
     var audit: any AuditRepository { SQLAuditRepository(db: db) }
     var kiosks: any KioskRepository { SQLKioskRepository(db: db) }
+    var scannerDevices: any ScannerDeviceRepository { SQLScannerDeviceRepository(db: db) }
     var autoCheckout: any AutoCheckoutRepository { SQLAutoCheckoutRepository(db: db) }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T { try db.inSavepoint(body) }

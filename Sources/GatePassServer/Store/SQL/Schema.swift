@@ -442,5 +442,28 @@ enum Schema {
             count INTEGER NOT NULL
         );
         """),
+        // Which offline claims count (issue 27): per scanning device — a kiosk's enrolment, or a
+        // chain of scanner tokens renewed from one another (`scanner_device_links`) — its last
+        // `/expected` answer and what each answer told it of the visitors it carried.
+        SchemaMigration("0011-offline-claims", """
+        CREATE TABLE scanner_devices (
+            device_id TEXT PRIMARY KEY,
+            organization_id TEXT NOT NULL,
+            expected_at INTEGER NOT NULL,
+            expected_cursor TEXT NOT NULL
+        );
+        CREATE TABLE scanner_device_links (
+            session_id TEXT PRIMARY KEY,
+            device_id TEXT NOT NULL
+        );
+        CREATE TABLE scanner_device_passes (
+            device_id TEXT NOT NULL,
+            visitor_id TEXT NOT NULL,
+            admissible INTEGER NOT NULL CHECK (admissible IN (0, 1)),
+            told_at INTEGER NOT NULL,
+            refused_since INTEGER,
+            PRIMARY KEY (device_id, visitor_id)
+        ) WITHOUT ROWID;
+        """),
     ]
 }
