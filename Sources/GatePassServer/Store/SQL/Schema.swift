@@ -442,5 +442,32 @@ enum Schema {
             count INTEGER NOT NULL
         );
         """),
+        // The server file's `retentionDays` is the retention of every organization that sets
+        // none: an organization's `retention_days` becomes null for "the server's default", and
+        // a stored 180 (the default every organization had) becomes null, so that the server's
+        // setting reaches it. `server_defaults` is the one row of values the server writes at
+        // start, for the commands that run on the database without its configuration
+        // (`gatepass admin retention --db`). SQLite cannot drop a NOT NULL: the column is
+        // copied into a new one (DROP COLUMN needs SQLite 3.35; Debian 12 has 3.40).
+        SchemaMigration("0011-retention-default", sqlite: """
+        ALTER TABLE organizations ADD COLUMN retention_days_0011 INTEGER;
+        UPDATE organizations SET retention_days_0011 = NULLIF(retention_days, 180);
+        ALTER TABLE organizations DROP COLUMN retention_days;
+        ALTER TABLE organizations RENAME COLUMN retention_days_0011 TO retention_days;
+        CREATE TABLE server_defaults (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            retention_days INTEGER NOT NULL
+        );
+        INSERT INTO server_defaults (id, retention_days) VALUES (1, 180);
+        """, postgres: """
+        ALTER TABLE organizations ALTER COLUMN retention_days DROP NOT NULL;
+        ALTER TABLE organizations ALTER COLUMN retention_days DROP DEFAULT;
+        UPDATE organizations SET retention_days = NULL WHERE retention_days = 180;
+        CREATE TABLE server_defaults (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            retention_days BIGINT NOT NULL
+        );
+        INSERT INTO server_defaults (id, retention_days) VALUES (1, 180);
+        """),
     ]
 }
