@@ -52,6 +52,7 @@ public struct ServerConfiguration: Decodable, Sendable, Equatable {
     public var publicBaseURL: String?
     public var mailDirectory: String?
     public var corsOrigins: [String] = []
+    public var limits = LimitsConfiguration()
 
     public init() {}
 
@@ -151,6 +152,9 @@ public struct ServerConfiguration: Decodable, Sendable, Equatable {
                "`--dev` without `smtpURL`: where each mail is written as an `.eml` file (default `mail/` beside the database)."),
         .value("corsOrigins", \.corsOrigins,
                "Web origins (`scheme://host[:port]`) whose pages may call `/api/*` from a browser (api.md \"Browser clients\"); none by default."),
+        .block("limits", \.limits,
+               "Token buckets on every write a principal can repeat (429 `RATE_LIMITED` with `Retry-After` beyond); the defaults are far above normal use.",
+               keys: LimitsConfiguration.keys),
     ]
 
     // Every key is optional in the file: what it leaves out keeps its default.
@@ -207,6 +211,44 @@ public struct ServerConfiguration: Decodable, Sendable, Equatable {
     public var resolvedAuditHeadFile: String { (try? files.auditHeadFile()) ?? "" }
     var resolvedStateFolder: String { (try? files.stateFolder()) ?? "." }
     public var resolvedPassKeysFile: String { (try? files.passKeysFile()) ?? "" }
+}
+
+/// The `limits` block: token buckets, per server process, on the writes a principal can
+/// repeat (`RateLimiter`). Each rate is sustained per second, its burst what a full bucket
+/// holds. `enabled: false` turns off the load limits, for benchmarks; the limits that are
+/// security (per client address on unauthenticated routes, the OTP and enrolment limits,
+/// the connection limits) stay.
+public struct LimitsConfiguration: Decodable, Sendable, Equatable {
+    public var enabled = true
+    public var scannerCheckInsPerSecond: Int = 20
+    public var scannerCheckInBurst: Int = 200
+    public var offlineReplaysPerSecond: Int = 500
+    public var offlineReplayBurst: Int = 10_000
+    public var userWritesPerSecond: Int = 10
+    public var userWriteBurst: Int = 600
+    public var addressWritesPerSecond: Int = 10
+    public var addressWriteBurst: Int = 1_000
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        self.init()
+        try ConfigurationKeys.read(&self, from: decoder.container(keyedBy: ConfigurationKeyName.self), keys: Self.keys)
+    }
+
+    static let keys: [ConfigurationKey<LimitsConfiguration>] = [
+        .value("enabled", \.enabled, "false turns the load limits off (benchmarks); the security limits stay."),
+        .integer("scannerCheckInsPerSecond", \.scannerCheckInsPerSecond, 1...1_000_000, "Online check-ins per scanner token per second."),
+        .integer("scannerCheckInBurst", \.scannerCheckInBurst, 1...10_000_000, "Online check-ins a scanner token may send at once."),
+        .integer("offlineReplaysPerSecond", \.offlineReplaysPerSecond, 1...1_000_000,
+                 "Replayed offline check-ins (`offline: true`) per scanner token per second: a bucket of their own."),
+        .integer("offlineReplayBurst", \.offlineReplayBurst, 1...10_000_000, "Replayed offline check-ins a scanner token may send at once."),
+        .integer("userWritesPerSecond", \.userWritesPerSecond, 1...1_000_000, "Writes per user (or scanner token) and route per second."),
+        .integer("userWriteBurst", \.userWriteBurst, 1...10_000_000, "Writes per user and route at once (scripts create 500 visitors in a row)."),
+        .integer("addressWritesPerSecond", \.addressWritesPerSecond, 1...1_000_000,
+                 "Unauthenticated writes (send-otp, verify-otp, kiosk enrolment) per client address and route per second; stays on with enabled false."),
+        .integer("addressWriteBurst", \.addressWriteBurst, 1...10_000_000, "Unauthenticated writes per client address and route at once."),
+    ]
 }
 
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {

@@ -469,5 +469,10 @@ enum Schema {
         );
         INSERT INTO server_defaults (id, retention_days) VALUES (1, 180);
         """),
+        // Limits: a code asked for an email of no user is stored nowhere; this one row counts
+        // them (and is the write that keeps such a request as slow as one for a user).
+        SchemaMigration("0012-limits", """
+        INSERT INTO counters (name, value) VALUES ('otp_unknown_sends', 0);
+        """),
     ]
 }
