@@ -241,6 +241,16 @@ public final class GatePassApplication: HTTPResponder {
         }
     }
 
+    /// Takes `count` invitations from the caller's allowance (a HOST's hour and day), or
+    /// answers 429 with nothing taken: before anything of the request is stored, so that a
+    /// request of several invitations beyond what is left stores none of them.
+    func chargeInvitations(_ count: Int, _ call: Call) throws {
+        guard let principal = call.principal, count > 0 else { return }
+        if let wait = rateLimiter.take(writeLimits.invitationCharges(principal: principal), count: Double(count)) {
+            throw APIError.rateLimited(retryAfter: wait, "more invitations than this user may send now; try again in \(wait) s")
+        }
+    }
+
     /// The principal of a route that answers outside a read transaction: from the session
     /// cache, or checked in a read transaction of its own.
     private func principal(_ request: HTTPRequest, _ endpoint: Endpoint, _ generations: CacheGenerations,

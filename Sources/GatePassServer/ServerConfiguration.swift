@@ -226,6 +226,8 @@ public struct LimitsConfiguration: Decodable, Sendable, Equatable {
     public var offlineReplayBurst: Int = 10_000
     public var userWritesPerSecond: Int = 10
     public var userWriteBurst: Int = 600
+    public var hostInvitationsPerHour: Int = 200
+    public var hostInvitationsPerDay: Int = 1_000
     public var addressWritesPerSecond: Int = 10
     public var addressWriteBurst: Int = 1_000
 
@@ -245,6 +247,9 @@ public struct LimitsConfiguration: Decodable, Sendable, Equatable {
         .integer("offlineReplayBurst", \.offlineReplayBurst, 1...10_000_000, "Replayed offline check-ins a scanner token may send at once."),
         .integer("userWritesPerSecond", \.userWritesPerSecond, 1...1_000_000, "Writes per user (or scanner token) and route per second."),
         .integer("userWriteBurst", \.userWriteBurst, 1...10_000_000, "Writes per user and route at once (scripts create 500 visitors in a row)."),
+        .integer("hostInvitationsPerHour", \.hostInvitationsPerHour, 1...10_000_000,
+                 "Invitation mails a HOST may have sent per hour (OWNER and ADMIN are not capped)."),
+        .integer("hostInvitationsPerDay", \.hostInvitationsPerDay, 1...10_000_000, "Invitation mails a HOST may have sent per day."),
         .integer("addressWritesPerSecond", \.addressWritesPerSecond, 1...1_000_000,
                  "Unauthenticated writes (send-otp, verify-otp, kiosk enrolment) per client address and route per second; stays on with enabled false."),
         .integer("addressWriteBurst", \.addressWriteBurst, 1...10_000_000, "Unauthenticated writes per client address and route at once."),

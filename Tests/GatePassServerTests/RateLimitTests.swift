@@ -159,4 +159,28 @@ import Testing
             #expect(refused.isError(429, "RATE_LIMITED") && refused.headers["retry-after"] != nil, "\(refused.text)")
         }
     }
+
+    /// A HOST's invitations are capped per hour and per day; one beyond is 429 and its
+    /// creation is not stored; OWNER and ADMIN are not capped.
+    @Test func aHostsInvitationsAreCappedAndTheRefusedCreationStoresNothing() throws {
+        try withSite(configure: { $0.limits.hostInvitationsPerHour = 2 }) { server, site in
+            try server.addUser("host@acme.test", role: .host, name: "Hana Host")
+            let host = try server.login("host@acme.test")
+            for index in 0..<2 {
+                let created = try server.post("/api/visitors", token: host,
+                                              ["name": "Guest \(index)", "email": "guest\(index)@visitors.test", "invite": true])
+                #expect(created.status == 201, "\(created.text)")
+            }
+            let refused = try server.post("/api/visitors", token: host, ["name": "Guest 2", "email": "guest2@visitors.test", "invite": true])
+            #expect(refused.isError(429, "RATE_LIMITED") && refused.headers["retry-after"] == "1800", "\(refused.text)")
+            #expect(try server.get("/api/visitors", token: host).items.count == 2, "the refused creation stored nothing")
+            for index in 0..<3 {
+                #expect(try server.post("/api/visitors", token: site.ownerToken,
+                                        ["name": "Owner's \(index)", "email": "o\(index)@visitors.test", "invite": true]).status == 201)
+            }
+            server.clock.advance(by: 1800)
+            #expect(try server.post("/api/visitors", token: host, ["name": "Guest 2", "email": "guest2@visitors.test", "invite": true])
+                .status == 201)
+        }
+    }
 }

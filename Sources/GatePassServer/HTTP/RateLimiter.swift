@@ -112,6 +112,15 @@ struct WriteLimits: Sendable {
         }
     }
 
+    /// The buckets of the invitations a caller sends: a HOST's hour and day (an invitation
+    /// is a mail to an address the HOST chose, with text of its own); none for anyone else.
+    func invitationCharges(principal: Principal) -> [RateLimiter.Charge] {
+        guard limits.enabled, case .login = principal.credential, principal.user.role == .host else { return [] }
+        let perHour = Double(limits.hostInvitationsPerHour), perDay = Double(limits.hostInvitationsPerDay)
+        return [.init(key: "invitations hour \(principal.user.id)", rate: .init(perSecond: perHour / 3_600, burst: perHour)),
+                .init(key: "invitations day \(principal.user.id)", rate: .init(perSecond: perDay / 86_400, burst: perDay))]
+    }
+
     private var userRate: RateLimiter.Rate {
         .init(perSecond: Double(limits.userWritesPerSecond), burst: Double(limits.userWriteBurst))
     }
