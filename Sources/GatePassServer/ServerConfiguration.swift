@@ -230,6 +230,7 @@ public struct LimitsConfiguration: Decodable, Sendable, Equatable {
     public var hostInvitationsPerDay: Int = 1_000
     public var addressWritesPerSecond: Int = 10
     public var addressWriteBurst: Int = 1_000
+    public var unknownScansPerGatePerDay: Int = 10_000
 
     public init() {}
 
@@ -253,6 +254,8 @@ public struct LimitsConfiguration: Decodable, Sendable, Equatable {
         .integer("addressWritesPerSecond", \.addressWritesPerSecond, 1...1_000_000,
                  "Unauthenticated writes (send-otp, verify-otp, kiosk enrolment) per client address and route per second; stays on with enabled false."),
         .integer("addressWriteBurst", \.addressWriteBurst, 1...10_000_000, "Unauthenticated writes per client address and route at once."),
+        .integer("unknownScansPerGatePerDay", \.unknownScansPerGatePerDay, 0...100_000_000,
+                 "Scans of unknown text (NOT_FOUND, INVALID of no visitor) a gate stores one by one per site-local day; beyond, only counted; kept with enabled false."),
     ]
 }
 

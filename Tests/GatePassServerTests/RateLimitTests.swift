@@ -183,4 +183,31 @@ import Testing
                 .status == 201)
         }
     }
+
+    /// Beyond the gate's daily cap, scans of unknown text are counted in the gate's row of the
+    /// day instead of stored; a known pass's scan is still stored; the next day starts afresh.
+    @Test func unknownScansBeyondTheDailyCapAreOnlyCounted() throws {
+        try withSite(configure: { $0.limits.unknownScansPerGatePerDay = 2; $0.limits.enabled = false }) { server, site in
+            let visitor = try server.createVisitor(site.ownerToken, ["name": "Known Pass"])
+            for _ in 0..<5 {
+                #expect(try server.post("/api/visitor-scanner/checkin", token: site.scanner, ["shortId": "ZZZZZZZZ"]).status == 404)
+            }
+            #expect(try server.post("/api/visitor-scanner/checkin", token: site.scanner, ["shortId": "not a pass"]).status == 400)
+            #expect(try server.post("/api/visitor-scanner/checkin", token: site.scanner,
+                                    ["shortId": try #require(visitor["shortId"] as? String)]).status == 200)
+            let organizationId = site.owner.organizationId
+            let (scans, day) = try server.store.read { tx in
+                let scans = try tx.scans.page(ScanHistoryFilter(organizationId: organizationId), after: nil, limit: 100).map(\.scan)
+                let checkpointId = try #require(scans.first?.checkpointId)
+                return (scans, try tx.scans.unknownScanDay(checkpointId: checkpointId,
+                                                            day: LocalDay(containing: server.clock.now(), in: TimeZone(identifier: "UTC")!)))
+            }
+            #expect(scans.map(\.result.rawValue).sorted() == ["CHECKED_IN", "NOT_FOUND", "NOT_FOUND"])
+            #expect(day?.stored == 2 && day?.counted == 4)
+            server.clock.advance(by: 86_400)
+            #expect(try server.post("/api/visitor-scanner/checkin", token: site.scanner, ["shortId": "ZZZZZZZZ"]).status == 404)
+            #expect(try server.store.read { tx in
+                try tx.scans.page(ScanHistoryFilter(organizationId: organizationId), after: nil, limit: 100).count } == 4)
+        }
+    }
 }

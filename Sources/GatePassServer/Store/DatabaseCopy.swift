@@ -132,6 +132,7 @@ public enum DatabaseCopy {
         CopiedTable("audit_log", orderedBy: ["seq"], identity: ["seq"]),
         CopiedTable("rate_windows", orderedBy: ["name"]),
         CopiedTable("server_defaults", orderedBy: ["id"]),
+        CopiedTable("unknown_scan_days", orderedBy: ["checkpoint_id", "day"]),
     ]
 
     /// A column, with the kind its declared SQLite type gives every value in it.

@@ -474,5 +474,18 @@ enum Schema {
         SchemaMigration("0012-limits", """
         INSERT INTO counters (name, value) VALUES ('otp_unknown_sends', 0);
         """),
+        // A gate's scans of unknown text beyond its daily cap (`limits.unknownScansPerGatePerDay`)
+        // are counted here, one row per gate and site-local day, instead of stored one by one;
+        // `stored` counts those that were stored that day.
+        SchemaMigration("0013-unknown-scans", """
+        CREATE TABLE unknown_scan_days (
+            checkpoint_id TEXT NOT NULL REFERENCES checkpoints(id),
+            day TEXT NOT NULL,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            stored INTEGER NOT NULL,
+            counted INTEGER NOT NULL,
+            PRIMARY KEY (checkpoint_id, day)
+        );
+        """),
     ]
 }
