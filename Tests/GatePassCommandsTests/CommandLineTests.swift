@@ -412,6 +412,11 @@ func temporaryPath(_ name: String) -> String {
         ("{\"treads\": 4}", "unknown key treads; the nearest known key is threads"),
         ("{\"port\": null}", "port must be an integer, not null"),
         ("{\"retentionDays\": 0}", "retentionDays must be between 1 and 3650"),
+        // The limits block is read by its own table, its keys named with the block's.
+        ("{\"limits\": {\"enabld\": false}}", "unknown key limits.enabld; the nearest known key is limits.enabled"),
+        ("{\"limits\": {\"enabled\": \"no\"}}", "limits.enabled must be true or false"),
+        ("{\"limits\": {\"scannerCheckInBurst\": 0}}", "limits.scannerCheckInBurst must be between 1 and 10000000"),
+        ("{\"limits\": 5}", "limits must be"),
         ("[1, 2]", "the body must be a JSON object"),
         ("{not json", "not valid JSON"),
     ])
