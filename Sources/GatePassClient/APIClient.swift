@@ -6,7 +6,8 @@ import GatePassCore
 ///
 /// Answers are decoded strictly into the domain's shapes; a decoding error names the field.
 /// Failures are sorted into `ClientError`'s taxonomy: offline, transient (5xx, timeout),
-/// unauthorized (401), permanent (other 4xx with the server's code; a 409 with `Retry-After` is transient), decoding.
+/// unauthorized (401), rate limited (429, with its `Retry-After`), permanent (other 4xx with the
+/// server's code; a 409 with `Retry-After` is transient), decoding.
 public struct APIClient: Sendable {
     public let baseURL: String
     let transport: any HTTPTransport
@@ -64,9 +65,12 @@ public struct APIClient: Sendable {
         case 401: throw .unauthorized(message)
         case 500...: throw .transient(status: response.status, message: message)
         // A conflict that says when to come back is not final (a request with its key still in
-        // progress, a lost race): retried, never dead-lettered. (A 429 stays permanent with its
-        // code: it is the login's throttle, which a person reads and waits out.)
+        // progress, a lost race): retried, never dead-lettered.
         case 409 where response.headers["retry-after"] != nil: throw .transient(status: response.status, message: message)
+        // Asked too often (a limit, the login's throttle): wait and send again.
+        case 429:
+            let seconds = response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            throw .rateLimited(retryAfterSeconds: seconds.map { max(0, $0) }, message: message)
         case 400..<500: throw .permanent(status: response.status, code: code, message: message)
         default: throw .transient(status: response.status, message: "unexpected status \(response.status)")
         }

@@ -10,6 +10,9 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// 401 `REVOKED`: an admin revoked this kiosk's scanner token or retired its checkpoint.
     /// Final: the token is not renewed with a login; the gate waits for a new enrolment.
     case revoked(String)
+    /// 429: the server asks to wait (`Retry-After`, when it sent one) and send again: a
+    /// mutation stays queued at least that long, never dead-lettered.
+    case rateLimited(retryAfterSeconds: Int?, message: String)
     /// Any other 4xx: the server refused this request for good, with its error code.
     case permanent(status: Int, code: String, message: String)
     /// The server answered something this client cannot read; names the field.
@@ -23,6 +26,8 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         case .transient(let status, let message): status.map { "the server failed (\($0)): \(message)" } ?? message
         case .unauthorized(let message): "not logged in: \(message)"
         case .revoked(let message): "signed out by an admin: \(message)"
+        case .rateLimited(let seconds, let message):
+            "the server asks to wait\(seconds.map { " \($0) s" } ?? ""): \(message)"
         case .permanent(_, let code, let message): "\(code): \(message)"
         case .decoding(let detail): "unexpected answer from the server: \(detail)"
         case .local(let message): message
@@ -32,7 +37,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether a mutation that failed this way should stay queued and be retried.
     public var isRetryable: Bool {
         switch self {
-        case .offline, .transient: true
+        case .offline, .transient, .rateLimited: true
         case .unauthorized, .revoked, .permanent, .decoding, .local: false
         }
     }

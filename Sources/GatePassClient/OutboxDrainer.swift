@@ -31,7 +31,8 @@ public struct DrainReport: Sendable {
 
 /// Replays the outbox: oldest first; 2xx → the entry leaves the outbox; other 4xx → dead
 /// letters; 401 → stop until the user logs in again (a scanner token is renewed first);
-/// 5xx, timeout, no network → attempts + 1 and exponential backoff with full jitter.
+/// 5xx, timeout, no network → attempts + 1 and exponential backoff with full jitter; 429 →
+/// the same, but never sooner than its `Retry-After`.
 ///
 /// Pipelined: check-ins of different passes do not depend on each other, so a run of them is
 /// replayed over several lanes at once, each with its own HTTP handle; every entry of one pass
@@ -140,7 +141,7 @@ public final class OutboxDrainer: Sendable {
                 try? store.setScannerRevocation(message)
                 return .unauthorized(message)
             case .permanent(let status, let code, let message): return .refused(status: status, code: code, message: message)
-            case .offline, .transient, .local: return .retryable(error)
+            case .offline, .transient, .rateLimited, .local: return .retryable(error)
             case .decoding(let detail): return .retryable(.decoding(detail))
             }
         }
@@ -198,7 +199,9 @@ public final class OutboxDrainer: Sendable {
             report.pausedForLogin = message
             return false
         case .retryable(let error):
-            let wait = backoff.delay(afterAttempts: entry.attempts + 1)
+            var wait = backoff.delay(afterAttempts: entry.attempts + 1)
+            // The server said how long: never sooner (the backoff may ask for longer).
+            if case .rateLimited(let seconds?, _) = error { wait = max(wait, TimeInterval(seconds)) }
             var deferred = entry
             deferred.attempts += 1
             deferred.lastError = error.description

@@ -36,7 +36,7 @@ struct KioskConfiguration: Decodable, Equatable {
         let known = Set(CodingKeys.allCases.map(\.rawValue))
         if let unknown = all.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
             throw DecodingError.dataCorruptedError(forKey: AnyKey(stringValue: unknown), in: all,
-                                                   debugDescription: "unknown key \(unknown); the keys are \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", "))")
+                                                   debugDescription: NearestName.unknownKey(unknown, among: CodingKeys.allCases.map(\.rawValue)))
         }
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = KioskConfiguration()

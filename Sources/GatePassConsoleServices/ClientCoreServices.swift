@@ -276,7 +276,7 @@ public final class ClientCoreServices: ConsoleServices {
         switch error {
         case .offline(let detail): .offline(detail)
         case .unauthorized(let message), .revoked(let message): .unauthorized(message)
-        case .permanent(429, _, let message): .throttled(retryAfterSeconds: retryAfter, message: message)
+        case .rateLimited(let seconds, let message): .throttled(retryAfterSeconds: seconds ?? retryAfter, message: message)
         case .permanent(_, _, let message): .refused(message)
         case .transient, .decoding, .local: .failed(error.description)
         }

@@ -46,15 +46,17 @@ public struct Organization: Codable, Sendable, Equatable {
 }
 
 /// What `PATCH /api/organization` changes (OWNER): absent keys stay as they are;
-/// `autoCheckoutAt: null` turns the automatic check-out off.
+/// `retentionDays: null` returns to the server's default, `autoCheckoutAt: null` turns the
+/// automatic check-out off.
 public struct OrganizationChanges: Codable, Sendable, Equatable {
     public var name: String?
     public var timeZone: String?
-    public var retentionDays: Int?
+    /// nil: unchanged; `.some(nil)`: the server's default.
+    public var retentionDays: Int??
     /// nil: unchanged; `.some(nil)`: off.
     public var autoCheckoutAt: String??
 
-    public init(name: String? = nil, timeZone: String? = nil, retentionDays: Int? = nil, autoCheckoutAt: String?? = nil) {
+    public init(name: String? = nil, timeZone: String? = nil, retentionDays: Int?? = nil, autoCheckoutAt: String?? = nil) {
         self.name = name; self.timeZone = timeZone; self.retentionDays = retentionDays; self.autoCheckoutAt = autoCheckoutAt
     }
 
@@ -64,7 +66,9 @@ public struct OrganizationChanges: Codable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decodeIfPresent(String.self, forKey: .name)
         timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
-        retentionDays = try c.decodeIfPresent(Int.self, forKey: .retentionDays)
+        if c.contains(.retentionDays) {
+            retentionDays = .some(try c.decodeNil(forKey: .retentionDays) ? nil : try c.decode(Int.self, forKey: .retentionDays))
+        }
         if c.contains(.autoCheckoutAt) {
             autoCheckoutAt = .some(try c.decodeNil(forKey: .autoCheckoutAt) ? nil : try c.decode(String.self, forKey: .autoCheckoutAt))
         }
@@ -74,7 +78,7 @@ public struct OrganizationChanges: Codable, Sendable, Equatable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encodeIfPresent(name, forKey: .name)
         try c.encodeIfPresent(timeZone, forKey: .timeZone)
-        try c.encodeIfPresent(retentionDays, forKey: .retentionDays)
+        if let retentionDays { try c.encode(retentionDays, forKey: .retentionDays) }
         if let autoCheckoutAt { try c.encode(autoCheckoutAt, forKey: .autoCheckoutAt) }
     }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// The Gate Pass API: everything between a parsed HTTP request and its response.
 ///
 /// Order of work for each request: CORS preflight → body limit → route → credential →
-/// permission table → handler (GETs on a reader connection; POSTs in a durable write
+/// permission table → rate limits (writes: `WriteLimits`) → handler (GETs on a reader connection; POSTs in a durable write
 /// transaction, with idempotency recorded in the same transaction) → CORS headers, metrics
 /// and one log line.
 public final class GatePassApplication: HTTPResponder {
@@ -41,6 +41,9 @@ public final class GatePassApplication: HTTPResponder {
     let enrolmentThrottle: EnrolmentThrottle
     /// Keys the HMAC under which enrolment codes are stored.
     let enrolmentCodeKey: [UInt8]
+    /// The token buckets of writes (`WriteLimits` decides which a write is charged to).
+    let rateLimiter: RateLimiter
+    let writeLimits: WriteLimits
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
     private let keysInProgress = Locked<Set<String>>([])
 
@@ -70,6 +73,8 @@ public final class GatePassApplication: HTTPResponder {
         fingerprintKey = secret.key(for: "idempotency-fingerprint")
         enrolmentCodeKey = secret.key(for: "kiosk-enrolment-code")
         enrolmentThrottle = EnrolmentThrottle(perMinute: configuration.enrolmentAttemptsPerMinute)
+        rateLimiter = RateLimiter(clock: clock)
+        writeLimits = WriteLimits(configuration)
         let passTokenKey = secret.key(for: "pass-page-token")
         self.mail = mail
         self.passes = passes
@@ -200,11 +205,15 @@ public final class GatePassApplication: HTTPResponder {
             return try handler(self, request)
         case .deferred(let handler):
             let principal = try principal(request, endpoint, generations, now: now)
-            try handler(self, try authorized(principal, generations)) { later($0, name) }
+            let call = try authorized(principal, generations)
+            try chargeLimits(call)
+            try handler(self, call) { later($0, name) }
             return nil
         case .write(let handler):
             let principal = try principal(request, endpoint, generations, now: now)
-            try runWrite(try authorized(principal, generations), handler, idempotency: route.idempotency) { later($0, name) }
+            let call = try authorized(principal, generations)
+            try chargeLimits(call)
+            try runWrite(call, handler, idempotency: route.idempotency) { later($0, name) }
             return nil
         case .read(let handler, let cachedAnswer):
             let credential = try presentedCredential(request, endpoint)
@@ -219,6 +228,27 @@ public final class GatePassApplication: HTTPResponder {
                     ?? authenticate(credential, generations, now: now, tx)
                 return try handler(self, try authorized(principal, generations), tx)
             }
+        }
+    }
+
+    /// Takes a write's tokens, or answers 429 `RATE_LIMITED` with `Retry-After` (api.md
+    /// "Conventions") before anything is read or stored.
+    private func chargeLimits(_ call: Call) throws {
+        // Reads (the passes drawn outside a transaction among them) are not limited here.
+        guard call.endpoint.method != .get else { return }
+        let charges = writeLimits.charges(endpoint: call.endpoint, principal: call.principal, request: call.request)
+        if let wait = rateLimiter.take(charges) {
+            throw APIError.rateLimited(retryAfter: wait, "too many requests of this kind; try again in \(wait) s")
+        }
+    }
+
+    /// Takes `count` invitations from the caller's allowance (a HOST's hour and day), or
+    /// answers 429 with nothing taken: before anything of the request is stored, so that a
+    /// request of several invitations beyond what is left stores none of them.
+    func chargeInvitations(_ count: Int, _ call: Call) throws {
+        guard let principal = call.principal, count > 0 else { return }
+        if let wait = rateLimiter.take(writeLimits.invitationCharges(principal: principal), count: Double(count)) {
+            throw APIError.rateLimited(retryAfter: wait, "more invitations than this user may send now; try again in \(wait) s")
         }
     }
 

@@ -49,6 +49,10 @@ public final class GatePassServer: @unchecked Sendable {
             // when its first pass is drawn).
             try keyring.ensureKeys(organizationIds: try store.read { tx in try tx.directory.organizationIds() }, now: clock.now())
             passes = PassRenderer(fonts: try PassFonts.dejaVu(), keyring: keyring, clock: clock)
+            // The retention of organizations that set none is this file's: written into the
+            // database, so that `gatepass admin retention --db` (which runs without the
+            // server's configuration) follows it.
+            try store.write { tx in try tx.directory.setServerRetentionDays(configuration.retentionDays) }
         } catch {
             store.close()
             throw error

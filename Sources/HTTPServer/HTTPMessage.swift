@@ -19,6 +19,9 @@ public struct HTTPRequest: Sendable {
     /// Why the request's head breaks `RequestFraming`'s rules, when it does: the request must
     /// be refused (400); its answer closes the connection and no body was read.
     public var malformation: String?
+    /// The IPv4 address (network byte order) of the connection's peer; nil when not known
+    /// (a request made in a test). Behind a reverse proxy it is the proxy's.
+    public var peerAddress: UInt32?
 
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
                 body: [UInt8] = [], bodyExceededLimit: Bool = false) {

@@ -193,14 +193,16 @@ private func orderedHeaders(of connection: OpaquePointer) -> [(name: String, val
 
 extension HTTPServer {
     fileprivate func dispatch(connection: OpaquePointer, method: UnsafePointer<CChar>, state: RequestState) -> MHD_Result {
-        if let record = record(of: connection) { connectionGuard.move(record, to: .processing) }
+        let connectionRecord = record(of: connection)
+        if let connectionRecord { connectionGuard.move(connectionRecord, to: .processing) }
         var byName: [String: String] = [:]
         for header in state.headers where byName[header.name.lowercased()] == nil {
             byName[header.name.lowercased()] = header.value
         }
-        let request = HTTPRequest(method: String(cString: method), target: state.target, headers: byName,
+        var request = HTTPRequest(method: String(cString: method), target: state.target, headers: byName,
                                   body: state.body, bodyExceededLimit: state.bodyExceededLimit,
                                   malformation: state.malformation)
+        request.peerAddress = connectionRecord?.address
         state.body = []
         state.headers = []
         state.dispatched = true

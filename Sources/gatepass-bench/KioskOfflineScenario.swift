@@ -102,6 +102,9 @@ func runKioskOfflineScenario(_ options: Options) throws -> KioskOfflineReport {
     let count = options.entries
 
     var configuration = ServerConfiguration()
+    // It seeds and scans at machine speed with one user and one scanner token, far beyond the
+    // per-principal limits meant for people and gates (tested apart in RateLimitTests).
+    configuration.limits.enabled = false
     configuration.database = directory + "/server.db"
     configuration.port = 0
     configuration.otpResendIntervalSeconds = 0

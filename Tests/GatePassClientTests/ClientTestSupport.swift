@@ -143,7 +143,8 @@ struct ClientTestFailure: Error, CustomStringConvertible {
 /// A proxy in front of the real server that can fail on purpose: answer 503, or hold
 /// requests (past the client's timeout) until the test releases them.
 final class FaultProxy: HTTPResponder, @unchecked Sendable {
-    enum Mode: Sendable { case pass, serviceUnavailable, hold }
+    /// `rateLimited`: 429 `RATE_LIMITED` with `Retry-After: 30`, as the server's limits answer.
+    enum Mode: Sendable { case pass, serviceUnavailable, rateLimited, hold }
     private let mode = Locked<Mode>(.pass)
     private let forwarded = Atomic<Int>(0)
     /// Signalled once per held request by `releaseHeld`.
@@ -191,6 +192,10 @@ final class FaultProxy: HTTPResponder, @unchecked Sendable {
         if !held, mode.withLock({ $0 }) == .serviceUnavailable {
             return HTTPResponse(status: 503, headers: [("Content-Type", "application/json")],
                                 body: Array(#"{"error":{"code":"INTERNAL","message":"injected failure"}}"#.utf8))
+        }
+        if !held, mode.withLock({ $0 }) == .rateLimited {
+            return HTTPResponse(status: 429, headers: [("Content-Type", "application/json"), ("Retry-After", "30")],
+                                body: Array(#"{"error":{"code":"RATE_LIMITED","message":"too many check-ins"}}"#.utf8))
         }
         var headers = request.headers.filter { ["authorization", "content-type", "idempotency-key", "accept"].contains($0.key) }
         headers["Connection"] = "close"

@@ -84,6 +84,31 @@ import Testing
         #expect(scans.first?["result"] as? String == "CHECKED_IN")
     }
 
+    /// 429 `RATE_LIMITED` is the server asking to wait, not refusing: the entry stays queued
+    /// at least `Retry-After` and is applied once the server takes it (never dead-lettered).
+    @Test func rateLimitedWritesWaitForRetryAfterAndAreRetried() throws {
+        let world = try ClientWorld()
+        let (admin, pass, proxy, core) = try world.guardBehindProxy(timeout: .seconds(5))
+        defer { proxy.stop() }
+
+        proxy.set(.rateLimited)
+        guard case .queued(let entry, let reason) = try core.checkIn(code: pass.shortId, confirmApprovalRequest: false) else {
+            Issue.record("a 429 must queue the check-in"); return
+        }
+        #expect(reason == .rateLimited(retryAfterSeconds: 30, message: "too many check-ins"))
+        #expect(entry.nextAttemptAt.timeIntervalSince(entry.createdAt) >= 30)
+        let again = core.drainer.drain(ignoringBackoff: true)
+        #expect(again.deadLettered.isEmpty && again.remaining == 1)
+        #expect(try core.store.deadLetters().isEmpty)
+        #expect(try #require(again.deferred.first).nextAttemptAt.timeIntervalSince(entry.createdAt) >= 30)
+        // Before Retry-After has passed, a drain leaves it alone.
+        #expect(core.drainer.drain().applied.isEmpty)
+
+        proxy.set(.pass)
+        #expect(core.drainer.drain(ignoringBackoff: true).applied.count == 1)
+        #expect(try world.scans(admin).count == 1)
+    }
+
     @Test func refusedReplaysAreDeadLetteredAndListed() throws {
         let world = try ClientWorld()
         try world.addUser("guard@acme.test", role: .admin)

@@ -114,7 +114,8 @@ import Testing
 
     /// A conflict that says when to come back (`Retry-After`) is not final: an idempotent request
     /// still in progress, a lost race. An outbox must retry those, never dead-letter them; a 409
-    /// without it (a status conflict) is final, and so is a 429 (the login throttle, for a person).
+    /// without it (a status conflict) is final. A 429 (a limit) asks to wait its `Retry-After`
+    /// and send again.
     @Test func aRefusalWithRetryAfterIsTransient() {
         func check(_ status: Int, _ headers: [String: String]) -> ClientError? {
             let body = Array(#"{"error":{"code":"CONFLICT","message":"in progress"}}"#.utf8)
@@ -122,7 +123,9 @@ import Testing
             catch { return error }
         }
         #expect(check(409, ["retry-after": "1"]) == .transient(status: 409, message: "in progress"))
-        #expect(check(429, ["retry-after": "30"]) == .permanent(status: 429, code: "CONFLICT", message: "in progress"))
+        #expect(check(429, ["retry-after": "30"]) == .rateLimited(retryAfterSeconds: 30, message: "in progress"))
+        #expect(check(429, [:]) == .rateLimited(retryAfterSeconds: nil, message: "in progress"))
+        #expect(check(429, ["retry-after": "30"])?.isRetryable == true)
         #expect(check(409, [:]) == .permanent(status: 409, code: "CONFLICT", message: "in progress"))
     }
 

@@ -336,6 +336,22 @@ func temporaryPath(_ name: String) -> String {
         #expect(loaded == ServerConfiguration())
     }
 
+    /// The table is the one declaration of a key: every stored property of the configuration
+    /// has its row (a property without one could never be set from the file), and
+    /// Config/server.json lists every row, in the table's order.
+    @Test func everyKeyIsInTheTableAndInTheShippedFile() throws {
+        let properties = Mirror(reflecting: ServerConfiguration()).children.compactMap(\.label)
+        #expect(ServerConfiguration.keys.map(\.name) == properties)
+        #expect(Set(ServerConfiguration.keys.map(\.name)).count == ServerConfiguration.keys.count)
+        #expect(ServerConfiguration.keys.allSatisfy { !$0.meaning.isEmpty })
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("Config/server.json"))
+        let text = String(decoding: data, as: UTF8.self)
+        let keys = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]).keys
+        #expect(Set(keys) == Set(ServerConfiguration.keys.map(\.name)))
+        let offsets = ServerConfiguration.keys.compactMap { text.range(of: "\"\($0.name)\":")?.lowerBound }
+        #expect(offsets == offsets.sorted(), "Config/server.json lists the keys in the table's order")
+    }
+
     /// Config/kiosk.json documents the kiosk's defaults the same way.
     @Test func shippedKioskConfigurationEqualsTheDefaults() throws {
         let loaded = try KioskConfiguration.load(path: Self.root.appendingPathComponent("Config/kiosk.json").path)
@@ -362,7 +378,8 @@ func temporaryPath(_ name: String) -> String {
 
     @Test(arguments: [
         (#"{"offlinePolicy": "allow-all"}"#, "offlinePolicy"),
-        (#"{"offlinepolicy": "deny"}"#, "unknown key offlinepolicy"),
+        (#"{"offlinepolicy": "deny"}"#, "unknown key offlinepolicy; the nearest known key is offlinePolicy"),
+        (#"{"cooldwn": 2}"#, "unknown key cooldwn; the nearest known key is cooldown"),
         (#"{"offlineAfterMs": 50}"#, "offlineAfterMs must be 100 to 60000"),
         (#"{"offlineAfterMs": "1500"}"#, "offlineAfterMs has the wrong type"),
         (#"{"cooldown": -1}"#, "cooldown must be 0 to 3600"),
@@ -391,6 +408,16 @@ func temporaryPath(_ name: String) -> String {
         ("{\"sqliteSynchronous\": \"SOMETIMES\"}", "sqliteSynchronous must be OFF, NORMAL, FULL or EXTRA"),
         ("{\"timeZone\": \"Mars/Olympus\"}", "timeZone must be an IANA zone"),
         ("{\"idempotencyRetentionHours\": 1}", "idempotencyRetentionHours must be at least 24"),
+        // A key the server does not know stops the start, naming the nearest one it knows.
+        ("{\"retentionDayz\": 30}", "unknown key retentionDayz; the nearest known key is retentionDays"),
+        ("{\"treads\": 4}", "unknown key treads; the nearest known key is threads"),
+        ("{\"port\": null}", "port must be an integer, not null"),
+        ("{\"retentionDays\": 0}", "retentionDays must be between 1 and 3650"),
+        // The limits block is read by its own table, its keys named with the block's.
+        ("{\"limits\": {\"enabld\": false}}", "unknown key limits.enabld; the nearest known key is limits.enabled"),
+        ("{\"limits\": {\"enabled\": \"no\"}}", "limits.enabled must be true or false"),
+        ("{\"limits\": {\"scannerCheckInBurst\": 0}}", "limits.scannerCheckInBurst must be between 1 and 10000000"),
+        ("{\"limits\": 5}", "limits must be"),
         ("[1, 2]", "the body must be a JSON object"),
         ("{not json", "not valid JSON"),
     ])

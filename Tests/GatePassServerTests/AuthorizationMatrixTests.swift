@@ -212,7 +212,9 @@ enum Caller: String, CaseIterable, CustomStringConvertible, Sendable {
             let code = try server.requestCode(email)
             return ("POST", "/api/auth/verify-otp", ["email": email, "otp": code])
         case .authDevPeekOTP:
+            // A user's email: an email of no user has no code to peek at.
             let email = "peek\(cell)@acme.test"
+            try server.addUser(email, role: .host, organization: "Acme")
             _ = try server.post("/api/auth/send-otp", ["email": email])
             return ("GET", "/api/auth/dev-peek-otp?email=\(email)", nil)
         case .authMe: return ("GET", "/api/auth/me", nil)

@@ -2,6 +2,7 @@ import Foundation
 import GatePassCore
 import GatePassCrypto
 import LoopbackHTTP
+import SQLite
 import Testing
 @testable import GatePassServer
 
@@ -50,6 +51,8 @@ import Testing
         try withServer { server in
             var codes: Set<String> = []
             for index in 0..<8 {
+                // Codes exist for users only (an unknown email gets none).
+                try server.addUser("person\(index)@acme.test", role: .host)
                 let code = try server.requestCode("person\(index)@acme.test")
                 #expect(code.utf8.count == 6 && code.allSatisfy { ("0"..."9").contains($0) })
                 codes.insert(code)
@@ -164,10 +167,27 @@ import Testing
             #expect(knownAgain.isError(429, "RATE_LIMITED") && unknownAgain.isError(429, "RATE_LIMITED"))
             #expect(NSDictionary(dictionary: knownAgain.json ?? [:]) == NSDictionary(dictionary: unknownAgain.json ?? [:]))
             #expect(knownAgain.headers["retry-after"] == unknownAgain.headers["retry-after"])
-            // An unknown email's code can never log anyone in.
+            // An unknown email has no code: nothing can log anyone in with it.
             server.clock.advance(by: 30)
-            let code = try server.requestCode("stranger@acme.test")
-            #expect(try verify(server, "stranger@acme.test", code).isError(401, "UNAUTHORIZED"))
+            #expect(try server.post("/api/auth/send-otp", ["email": "stranger@acme.test"]).status == 202)
+            #expect(try server.get("/api/auth/dev-peek-otp?email=stranger@acme.test").isError(404, "NOT_FOUND"))
+            #expect(try verify(server, "stranger@acme.test", "123456").isError(401, "UNAUTHORIZED"))
+        }
+    }
+
+    /// Unauthenticated `send-otp` cannot grow the database: an email of no user gets the same
+    /// answer and limits, but no code and no send row (one fixed counter row counts them).
+    @Test func unknownEmailsStoreNothing() throws {
+        try withServer { server in
+            try server.addUser("known@acme.test", role: .owner)
+            for index in 0..<40 {
+                #expect(try server.post("/api/auth/send-otp", ["email": "stranger\(index)@acme.test"]).status == 202)
+            }
+            #expect(try server.post("/api/auth/send-otp", ["email": "known@acme.test"]).status == 202)
+            let database = try Connection(path: server.directory + "/gatepass.db")
+            #expect(try database.scalarInt("SELECT COUNT(*) FROM otp_codes") == 1)
+            #expect(try database.scalarInt("SELECT COUNT(*) FROM otp_sends") == 1)
+            #expect(try database.scalarInt("SELECT value FROM counters WHERE name = 'otp_unknown_sends'") == 40)
         }
     }
 

@@ -421,4 +421,77 @@ import Testing
             }
         }
     }
+
+    // MARK: - The server's default
+
+    /// The server file's `retentionDays` is the retention of every organization that sets
+    /// none: answers show the number in force, `retentionDays: null` returns to it, and
+    /// `gatepass admin retention --db`, which runs without the server's file, follows it.
+    @Test func theServerFilesRetentionIsTheDefaultOfOrganizationsThatSetNone() throws {
+        try withTemporaryDirectory { directory in
+            let clock = TestClock(Self.bucharest("2026-06-01 12:00"))
+            let path = directory + "/gatepass.db"
+            func withServer<T>(retentionDays: Int, _ body: (GatePassServer) throws -> T) throws -> T {
+                var configuration = ServerConfiguration()
+                configuration.database = path
+                configuration.port = 0
+                configuration.threads = 4
+                configuration.sqliteSynchronous = "NORMAL"
+                configuration.retentionDays = retentionDays
+                let server = try GatePassServer(configuration: configuration, devMode: true, clock: clock, logSink: RecordingLog())
+                defer { server.stop(grace: .seconds(2)) }
+                return try body(server)
+            }
+            let (organizationId, visitorId) = try withServer(retentionDays: 30) { server in
+                let owner = try Administration.addUser(store: server.store, email: "owner@acme.test", name: "Olga", role: .owner,
+                                                       organization: "Acme", canScan: false, now: clock.now())
+                let visitor = Visitor(id: newIdentifier(), shortId: ShortID("K7Q2M9XF")!, name: "Ilinca Retentova",
+                                      validity: ValidityWindow(from: clock.now(), until: clock.now()), createdAt: clock.now())
+                try server.store.write { tx in try tx.visitors.insert(visitor, organizationId: owner.organizationId) }
+                let app = server.application
+                func shown() throws -> Int {
+                    try server.store.read { tx in try app.organization(owner.organizationId, tx).retentionDays }
+                }
+                #expect(try shown() == 30, "the server's default, shown as the number in force")
+                try server.store.write { tx in
+                    var stored = try #require(try tx.directory.organization(id: owner.organizationId))
+                    stored.retentionDays = 90
+                    try tx.directory.update(stored)
+                }
+                #expect(try shown() == 90)
+                return (owner.organizationId, visitor.id)
+            }
+            // PATCH {"retentionDays": null} is told apart from a PATCH without the key.
+            let reset = try JSONDecoder().decode(OrganizationChanges.self, from: Data(#"{"retentionDays": null}"#.utf8))
+            #expect(reset.retentionDays == .some(nil))
+            #expect(try JSONDecoder().decode(OrganizationChanges.self, from: Data("{}".utf8)).retentionDays == nil)
+            #expect(String(decoding: try JSONEncoder().encode(reset), as: UTF8.self) == #"{"retentionDays":null}"#)
+            try withServer(retentionDays: 10) { server in
+                try server.store.write { tx in
+                    var stored = try #require(try tx.directory.organization(id: organizationId))
+                    stored.retentionDays = nil
+                    try tx.directory.update(stored)
+                }
+                #expect(try server.store.read { tx in try server.application.organization(organizationId, tx).retentionDays } == 10)
+            }
+            // 20 days after the pass ended: due under the server's 10, not under the old 180.
+            let later = clock.now().addingTimeInterval(20 * Self.day)
+            #expect(try Administration.runRetention(database: path, dryRun: false, now: later).map(\.counts)
+                    == [RetentionCounts(visitors: 1, scans: 0)])
+            let store = try ServerDatabase(path: path)
+            defer { store.close() }
+            #expect(try store.read { tx in try tx.visitors.find(id: visitorId)?.visitor.name } == "(anonymised)")
+        }
+    }
+
+    /// Over HTTP: `retentionDays: null` returns to the server's default, which GET then shows.
+    @Test func patchingRetentionToNullReturnsToTheServersDefault() throws {
+        try withSite(configure: { $0.retentionDays = 45 }) { server, site in
+            #expect(try server.get("/api/organization", token: site.deskToken).json?["retentionDays"] as? Int == 45)
+            #expect(try server.patch("/api/organization", token: site.ownerToken, ["retentionDays": 90]).json?["retentionDays"] as? Int == 90)
+            let reset = try server.patch("/api/organization", token: site.ownerToken, ["retentionDays": NSNull()])
+            #expect(reset.status == 200 && reset.json?["retentionDays"] as? Int == 45, "\(reset.text)")
+            #expect(try server.get("/api/organization", token: site.deskToken).json?["retentionDays"] as? Int == 45)
+        }
+    }
 }

@@ -86,7 +86,7 @@ import Testing
                                        secret: ServerSecret(bytes: Array(repeating: 7, count: 32)), devMode: false,
                                        compare: { counter.compare($0, $1) })
             let now = server.clock.now()
-            let code = try server.store.write { tx in try otp.issue(email: "known@acme.test", now: now, tx) }
+            let code = try server.store.write { tx in try otp.issue(email: "known@acme.test", known: true, now: now, tx) }
             let wrong = code == "000000" ? "000001" : "000000"
             func redeem(_ email: String, _ code: String) throws -> (Bool, [(stored: Int, computed: Int)]) {
                 let result = try server.store.write { tx in try otp.redeem(email: email, code: code, now: now, tx.otps) }

@@ -55,7 +55,8 @@ import Testing
             #expect(throws: SQLiteError.self) {
                 try connection.execute("INSERT INTO users (id, organization_id, email, name, role, created_at) VALUES ('x', 'org', 'x@acme.test', 'X', 'ROOT', 0)")
             }
-            #expect(try connection.scalarInt("SELECT retention_days FROM organizations WHERE id = 'org'") == 180)
+            // 0011 turns the old default into null: the server's default.
+            #expect(try connection.scalarInt("SELECT COUNT(*) FROM organizations WHERE id = 'org' AND retention_days IS NULL") == 1)
             #expect(try connection.scalarInt("SELECT COUNT(*) FROM sqlite_temp_master") == 0)
         }
     }
@@ -75,6 +76,27 @@ import Testing
             #expect(try connection.scalarInt("SELECT COUNT(*) FROM pragma_table_info('visitors') WHERE name = 'created_by'") == 0)
             // The real one then applies.
             #expect(try Migrator.migrate(connection, Schema.sqliteMigrations).contains("0005-users"))
+        }
+    }
+
+    /// 0011: an organization's retention becomes null for the server's default; a stored 180
+    /// (the default every organization had) becomes null, any other number stays.
+    @Test func theOldDefaultRetentionBecomesTheServersDefault() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try Connection(path: directory + "/old.db")
+            try connection.executeScript("PRAGMA foreign_keys = ON")
+            try Migrator.migrate(connection, Array(Schema.sqliteMigrations.prefix { $0.id < "0011-retention-default" }))
+            try connection.executeScript("""
+                INSERT INTO organizations (id, name, created_at, retention_days) VALUES ('a', 'Acme', 0, 180), ('g', 'Globex', 0, 30);
+                """)
+            #expect(try Migrator.migrate(connection, Schema.sqliteMigrations).contains("0011-retention-default"))
+            let rows = try connection.query("SELECT id, retention_days FROM organizations ORDER BY id") {
+                "\(try $0.string(0)) \(try $0.optionalInt64(1).map(String.init) ?? "null")"
+            }
+            #expect(rows == ["a null", "g 30"])
+            #expect(try connection.scalarInt("SELECT retention_days FROM server_defaults") == 180)
+            try connection.execute("INSERT INTO organizations (id, name, created_at) VALUES ('n', 'New', 0)")
+            #expect(try connection.scalarInt("SELECT COUNT(*) FROM organizations WHERE id = 'n' AND retention_days IS NULL") == 1)
         }
     }
 }

@@ -7,9 +7,11 @@ import GatePassCrypto
 /// email per hour and 1 per 30 s. Codes are stored only as an HMAC keyed by the server
 /// secret and compared in constant time.
 ///
-/// Unknown emails go through exactly the same steps (a code is made, stored and counted
-/// against the limits; it is just never delivered and can never log anyone in), so neither
-/// the answer nor its timing says whether an email is known.
+/// Unknown emails go through the same steps (a code is made and counted against the same
+/// limits, and the transaction writes as much), so neither the answer nor its timing says
+/// whether an email is known; but nothing is stored for them, so that unauthenticated
+/// requests cannot grow the database: their sends are kept in memory (`UnknownSends`,
+/// bounded), and the transaction writes one fixed counter row instead of a code and a send.
 final class OneTimePasswords: Sendable {
     struct Rules: Sendable {
         var lifetimeSeconds: Int
@@ -28,6 +30,11 @@ final class OneTimePasswords: Sendable {
     private let compare: Comparator
     /// Stands in for the stored HMAC when an email has no code, so that case does the same work.
     private let absentCodeHMAC: [UInt8]
+    /// When codes were "sent" to emails of no user in the last hour, for the same limits.
+    private let unknownSends = Locked<[String: [Date]]>([:])
+    /// Unknown emails remembered at most; beyond, the oldest are forgotten (an attacker with
+    /// many emails then finds their limits reset, which tells nothing about any user).
+    static let unknownSendsLimit = 100_000
 
     init(rules: Rules, secret: ServerSecret, devMode: Bool, compare: @escaping Comparator = { constantTimeEquals($0, $1) }) {
         self.rules = rules
@@ -49,10 +56,15 @@ final class OneTimePasswords: Sendable {
     }
 
     /// Issues a new code for `email` (already normalized), or throws RATE_LIMITED.
-    /// Runs inside a write transaction. Returns the plain code for delivery.
-    func issue(email: String, now: Date, _ tx: any Transaction) throws -> String {
-        try tx.otps.forgetSends(email: email, through: now.addingTimeInterval(-3600))
-        let sends = try tx.otps.sendTimes(email: email).map(\.milliseconds)
+    /// Runs inside a write transaction. Returns the plain code for delivery. For an email of
+    /// no user (`known` false) the same limits apply and nothing is stored.
+    func issue(email: String, known: Bool, now: Date, _ tx: any Transaction) throws -> String {
+        let hourAgo = now.addingTimeInterval(-3600)
+        try tx.otps.forgetSends(email: email, through: hourAgo)
+        let storedSends = try tx.otps.sendTimes(email: email)
+        let sends = (known ? storedSends : unknownSends.withLock { table in
+            table[email, default: []].filter { $0 > hourAgo }
+        }).map(\.milliseconds)
         if let last = sends.last {
             let waitMilliseconds = last + Int64(rules.resendIntervalSeconds) * 1000 - now.milliseconds
             if waitMilliseconds > 0 {
@@ -66,8 +78,19 @@ final class OneTimePasswords: Sendable {
                                        "at most \(rules.sendsPerHour) codes per email per hour; wait before asking again")
         }
         let code = Self.randomCode()
-        try tx.otps.replaceCode(email: email, hmac: digest(email: email, code: code),
-                                expiresAt: now.addingTimeInterval(TimeInterval(rules.lifetimeSeconds)))
+        let hmac = digest(email: email, code: code)
+        guard known else {
+            try tx.otps.countUnknownSend()
+            unknownSends.withLock { table in
+                if table[email] == nil, table.count >= Self.unknownSendsLimit {
+                    table = table.filter { $0.value.contains { $0 > hourAgo } }
+                    if table.count >= Self.unknownSendsLimit { table.removeAll() }
+                }
+                table[email] = table[email, default: []].filter { $0 > hourAgo } + [now]
+            }
+            return code
+        }
+        try tx.otps.replaceCode(email: email, hmac: hmac, expiresAt: now.addingTimeInterval(TimeInterval(rules.lifetimeSeconds)))
         try tx.otps.recordSend(email: email, at: now)
         devCodes?.withLock { $0[email] = code }
         return code

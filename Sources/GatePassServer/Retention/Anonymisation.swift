@@ -25,7 +25,7 @@ enum Anonymisation {
         guard let organization = try tx.directory.organization(id: organizationId) else {
             throw APIError.notFound("organization")
         }
-        let cutoff = Retention.cutoff(now: now, retentionDays: organization.retentionDays)
+        let cutoff = Retention.cutoff(now: now, retentionDays: try organization.retentionDays ?? tx.directory.serverRetentionDays())
         if dryRun {
             precondition(limit == nil, "a dry run counts the whole run")
             let counts = RetentionCounts(

@@ -19,10 +19,10 @@ extension GatePassApplication {
     func sendOTP(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let body = try JSONBody.decode(SendOTPBody.self, from: call.request.body)
         let email = try Field.email(body.email, required: true)!
-        let code = try otp.issue(email: email, now: call.now, tx)
         // A disabled user is mailed no code: it is answered as an unknown email is.
         let user = try tx.directory.user(email: email).flatMap { try tx.directory.isDisabled(userId: $0.id) ? nil : $0 }
-        if devMode {
+        let code = try otp.issue(email: email, known: user != nil, now: call.now, tx)
+        if devMode, user != nil {
             logSink.log("dev: one-time code for \(email) is \(code)")
         }
         // A delivery program (an SMS gateway) takes the code instead of mail when it is set.

@@ -118,7 +118,7 @@ extension GatePassApplication {
                         offline: request.offline, offlineDecision: body.offlineDecision)
         func invalid(_ message: String) throws -> HTTPResponse {
             scan.result = .invalid
-            try tx.scans.insert(scan, organizationId: caller.organizationId)
+            try recordRefusedScan(scan, organizationId: caller.organizationId, now: call.now, tx)
             metrics.recordCheckIn(result: ScanResult.invalid.rawValue)
             try alertOfAdmittedForgery(body, scan: scan, call, tx)
             return APIError.badRequest(message).response
@@ -142,7 +142,7 @@ extension GatePassApplication {
         scan.shortId = shortId.rawValue
         guard let record = try tx.visitors.find(shortId: shortId), record.organizationId == caller.organizationId else {
             scan.result = .notFound
-            try tx.scans.insert(scan, organizationId: caller.organizationId)
+            try recordRefusedScan(scan, organizationId: caller.organizationId, now: call.now, tx)
             metrics.recordCheckIn(result: ScanResult.notFound.rawValue)
             return APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)").response
         }

@@ -17,12 +17,14 @@ extension GatePassApplication {
 
     // MARK: - The organization
 
-    /// The organization as stored, its zone resolved (the server's until one is set).
+    /// The organization as stored, its zone and its retention resolved (the server's until
+    /// one is set): an answer always carries the numbers in force, in api.md's shape.
     func organization(_ organizationId: String, _ tx: any Transaction) throws -> Organization {
         let site = try site(organizationId, tx)
         guard let stored = try tx.directory.organization(id: organizationId) else { throw APIError.notFound("organization") }
         return Organization(id: stored.id, name: stored.name, timeZone: site.timeZoneName,
-                            retentionDays: stored.retentionDays, autoCheckoutAt: stored.autoCheckoutAt)
+                            retentionDays: try stored.retentionDays ?? tx.directory.serverRetentionDays(),
+                            autoCheckoutAt: stored.autoCheckoutAt)
     }
 
     /// `PATCH /api/organization` (OWNER): every field is judged before anything is stored.
@@ -45,8 +47,9 @@ extension GatePassApplication {
             stored.timeZone = zone
         }
         if let days = changes.retentionDays {
-            guard OrganizationRules.retentionDaysRange.contains(days) else {
-                throw APIError.badRequest("retentionDays must be a whole number of days from 1 to 3650")
+            // null: back to the server's default.
+            if let days, !OrganizationRules.retentionDaysRange.contains(days) {
+                throw APIError.badRequest("retentionDays must be a whole number of days from 1 to 3650, or null for the server's default")
             }
             stored.retentionDays = days
         }

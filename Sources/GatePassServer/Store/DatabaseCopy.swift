@@ -66,6 +66,7 @@ public enum DatabaseCopy {
                         }
                         for plan in plans { try refuseRows(plan.table, in: target) }
                         try target.execute("DELETE FROM counters")
+                        try target.execute("DELETE FROM server_defaults")
                         for plan in plans { try copyRows(plan, from: source, to: target) }
                         try beforeVerifying(target)
                         var checksums: [TableChecksum] = []
@@ -133,6 +134,8 @@ public enum DatabaseCopy {
         CopiedTable("scanner_device_passes", orderedBy: ["device_id", "visitor_id"]),
         CopiedTable("audit_log", orderedBy: ["seq"], identity: ["seq"]),
         CopiedTable("rate_windows", orderedBy: ["name"]),
+        CopiedTable("server_defaults", orderedBy: ["id"]),
+        CopiedTable("unknown_scan_days", orderedBy: ["checkpoint_id", "day"]),
     ]
 
     /// A column, with the kind its declared SQLite type gives every value in it.
@@ -186,8 +189,10 @@ public enum DatabaseCopy {
         return columns
     }
 
-    /// The target must be empty but for what the migrations put there (the counters, at 0).
+    /// The target must be empty but for what the migrations put there (the counters, at 0;
+    /// the server's defaults, which the copy replaces).
     private static func refuseRows(_ table: CopiedTable, in target: PGConnection) throws {
+        guard table.name != "server_defaults" else { return }
         let rows = table.name == "counters"
             ? try target.scalarInt("SELECT COUNT(*) FROM counters WHERE value <> 0")
             : try target.scalarInt("SELECT COUNT(*) FROM (SELECT 1 FROM \(table.name) LIMIT 1) AS any_row")

@@ -41,6 +41,10 @@ protocol DirectoryRepository {
     /// The site-local day of the organization's last daily retention run, nil if none ran.
     func lastRetentionDay(organizationId: String) throws -> LocalDay?
     func recordRetentionDay(_ day: LocalDay, organizationId: String) throws
+    /// The retention of organizations that set none: the server's `retentionDays`, which it
+    /// writes at start (so that commands on the database file follow the server's file).
+    func serverRetentionDays() throws -> Int
+    func setServerRetentionDays(_ days: Int) throws
 }
 
 /// An organization as stored: its time zone is nil until an owner sets one.
@@ -48,7 +52,8 @@ struct StoredOrganization: Sendable, Equatable {
     var id: String
     var name: String
     var timeZone: String?
-    var retentionDays: Int = Organization.defaultRetentionDays
+    /// nil: the server's default (`DirectoryRepository.serverRetentionDays`).
+    var retentionDays: Int? = nil
     var autoCheckoutAt: String? = nil
 }
 

@@ -15,6 +15,8 @@ protocol OTPRepository {
     /// When codes were sent to `email`, oldest first.
     func sendTimes(email: String) throws -> [Date]
     func recordSend(email: String, at time: Date) throws
+    /// Counts a code asked for an email of no user (one fixed row: stores nothing per request).
+    func countUnknownSend() throws
     /// Replaces `email`'s code (a new code starts with no wrong tries and unused).
     func replaceCode(email: String, hmac: [UInt8], expiresAt: Date) throws
     func code(email: String) throws -> StoredOneTimeCode?

@@ -33,6 +33,15 @@ protocol ScanRepository {
     func eraseUnlinkedRaw(organizationId: String, scannedBefore cutoff: Date) throws -> Int
     /// The scans of one visitor, oldest first, at most `limit` (a visitor's export).
     func scans(visitorId: String, limit: Int) throws -> [Scan]
+
+    // MARK: Scans of unknown text
+
+    /// Counts a scan of unknown text (no visitor) at `checkpointId` on its site-local `day`, in
+    /// the gate's row of that day: true while fewer than `cap` were stored one by one that day
+    /// (the caller stores this one), false beyond (it is only counted).
+    func countUnknownScan(organizationId: String, checkpointId: String, day: LocalDay, cap: Int) throws -> Bool
+    /// A gate's row of a day: scans of unknown text stored one by one, and counted only.
+    func unknownScanDay(checkpointId: String, day: LocalDay) throws -> (stored: Int, counted: Int)?
 }
 
 extension ListCursor {

@@ -60,7 +60,7 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
     func organization(id: String) throws -> StoredOrganization? {
         try db.queryFirst("SELECT id, name, time_zone, retention_days, auto_checkout_at FROM organizations WHERE id = ?", [id]) {
             StoredOrganization(id: try $0.string(0), name: try $0.string(1), timeZone: try $0.optionalString(2),
-                               retentionDays: try $0.int(3), autoCheckoutAt: try $0.optionalString(4))
+                               retentionDays: try $0.optionalInt64(3).map { Int($0) }, autoCheckoutAt: try $0.optionalString(4))
         }
     }
 
@@ -128,5 +128,22 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
 
     func recordRetentionDay(_ day: LocalDay, organizationId: String) throws {
         try db.execute("UPDATE organizations SET retention_ran_on = ? WHERE id = ?", [day.description, organizationId])
+    }
+
+    func serverRetentionDays() throws -> Int {
+        let days = try db.queryFirst("SELECT retention_days FROM server_defaults WHERE id = 1") { row in
+            let days = try row.int(0)
+            guard OrganizationRules.retentionDaysRange.contains(days) else {
+                throw row.unreadable(0, "holds \(days), which is not 1 to 3650 days")
+            }
+            return days
+        }
+        // The migration writes the row: a database without it is damage, never the default.
+        guard let days else { throw StoredDataError("the server_defaults row is missing") }
+        return days
+    }
+
+    func setServerRetentionDays(_ days: Int) throws {
+        try db.execute("UPDATE server_defaults SET retention_days = ? WHERE id = 1", [days])
     }
 }

@@ -8,6 +8,10 @@ struct SQLOTPRepository<Database: SQLRunner>: OTPRepository {
         try db.execute("DELETE FROM otp_sends WHERE email = ? AND sent_at <= ?", [email, time.milliseconds])
     }
 
+    func countUnknownSend() throws {
+        try db.execute("UPDATE counters SET value = value + 1 WHERE name = 'otp_unknown_sends'")
+    }
+
     func sendTimes(email: String) throws -> [Date] {
         try db.query("SELECT sent_at FROM otp_sends WHERE email = ? ORDER BY sent_at", [email]) { try $0.date(0) }
     }

@@ -26,6 +26,27 @@ struct SQLScanRepository<Database: SQLRunner>: ScanRepository {
                   scan.offlineDecision?.rawValue])
     }
 
+    func countUnknownScan(organizationId: String, checkpointId: String, day: LocalDay, cap: Int) throws -> Bool {
+        try db.execute("""
+            INSERT INTO unknown_scan_days (checkpoint_id, day, organization_id, stored, counted) VALUES (?, ?, ?, 0, 0)
+            ON CONFLICT (checkpoint_id, day) DO NOTHING
+            """, [checkpointId, day.description, organizationId])
+        guard let row = try unknownScanDay(checkpointId: checkpointId, day: day) else {
+            throw StoredDataError("the unknown_scan_days row just written is missing")
+        }
+        let stores = row.stored < cap
+        try db.execute(stores
+                       ? "UPDATE unknown_scan_days SET stored = stored + 1 WHERE checkpoint_id = ? AND day = ?"
+                       : "UPDATE unknown_scan_days SET counted = counted + 1 WHERE checkpoint_id = ? AND day = ?",
+                       [checkpointId, day.description])
+        return stores
+    }
+
+    func unknownScanDay(checkpointId: String, day: LocalDay) throws -> (stored: Int, counted: Int)? {
+        try db.queryFirst("SELECT stored, counted FROM unknown_scan_days WHERE checkpoint_id = ? AND day = ?",
+                          [checkpointId, day.description]) { (stored: try $0.int(0), counted: try $0.int(1)) }
+    }
+
     func setOfflineDecision(_ decision: ScanResult, scanId: String) throws -> Bool {
         try db.execute("UPDATE scans SET offline = 1, offline_decision = ? WHERE id = ? AND offline_decision IS NULL", [decision.rawValue, scanId]) == 1
     }

@@ -442,10 +442,55 @@ enum Schema {
             count INTEGER NOT NULL
         );
         """),
+        // The server file's `retentionDays` is the retention of every organization that sets
+        // none: an organization's `retention_days` becomes null for "the server's default", and
+        // a stored 180 (the default every organization had) becomes null, so that the server's
+        // setting reaches it. `server_defaults` is the one row of values the server writes at
+        // start, for the commands that run on the database without its configuration
+        // (`gatepass admin retention --db`). SQLite cannot drop a NOT NULL: the column is
+        // copied into a new one (DROP COLUMN needs SQLite 3.35; Debian 12 has 3.40).
+        SchemaMigration("0011-retention-default", sqlite: """
+        ALTER TABLE organizations ADD COLUMN retention_days_0011 INTEGER;
+        UPDATE organizations SET retention_days_0011 = NULLIF(retention_days, 180);
+        ALTER TABLE organizations DROP COLUMN retention_days;
+        ALTER TABLE organizations RENAME COLUMN retention_days_0011 TO retention_days;
+        CREATE TABLE server_defaults (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            retention_days INTEGER NOT NULL
+        );
+        INSERT INTO server_defaults (id, retention_days) VALUES (1, 180);
+        """, postgres: """
+        ALTER TABLE organizations ALTER COLUMN retention_days DROP NOT NULL;
+        ALTER TABLE organizations ALTER COLUMN retention_days DROP DEFAULT;
+        UPDATE organizations SET retention_days = NULL WHERE retention_days = 180;
+        CREATE TABLE server_defaults (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            retention_days BIGINT NOT NULL
+        );
+        INSERT INTO server_defaults (id, retention_days) VALUES (1, 180);
+        """),
+        // Limits: a code asked for an email of no user is stored nowhere; this one row counts
+        // them (and is the write that keeps such a request as slow as one for a user).
+        SchemaMigration("0012-limits", """
+        INSERT INTO counters (name, value) VALUES ('otp_unknown_sends', 0);
+        """),
+        // A gate's scans of unknown text beyond its daily cap (`limits.unknownScansPerGatePerDay`)
+        // are counted here, one row per gate and site-local day, instead of stored one by one;
+        // `stored` counts those that were stored that day.
+        SchemaMigration("0013-unknown-scans", """
+        CREATE TABLE unknown_scan_days (
+            checkpoint_id TEXT NOT NULL REFERENCES checkpoints(id),
+            day TEXT NOT NULL,
+            organization_id TEXT NOT NULL REFERENCES organizations(id),
+            stored INTEGER NOT NULL,
+            counted INTEGER NOT NULL,
+            PRIMARY KEY (checkpoint_id, day)
+        );
+        """),
         // Which offline claims count (issue 27): per scanning device — a kiosk's enrolment, or a
         // chain of scanner tokens renewed from one another (`scanner_device_links`) — its last
         // `/expected` answer and what each answer told it of the visitors it carried.
-        SchemaMigration("0011-offline-claims", """
+        SchemaMigration("0014-offline-claims", """
         CREATE TABLE scanner_devices (
             device_id TEXT PRIMARY KEY,
             organization_id TEXT NOT NULL,
