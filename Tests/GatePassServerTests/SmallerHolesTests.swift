@@ -124,6 +124,7 @@ import Testing
             return changed
         }
         func markUsed(email: String) throws { calls.append("markUsed"); try stored.markUsed(email: email) }
+        func countUnknownSend() throws { calls.append("countUnknownSend"); try stored.countUnknownSend() }
         func purge(sentBefore: Date, expiredBefore: Date) throws { calls.append("purge"); try stored.purge(sentBefore: sentBefore, expiredBefore: expiredBefore) }
     }
 
@@ -132,8 +133,8 @@ import Testing
             let otp = OneTimePasswords(rules: .init(lifetimeSeconds: 600, maxWrongTries: 5, sendsPerHour: 5, resendIntervalSeconds: 30),
                                        secret: ServerSecret(bytes: Array(repeating: 7, count: 32)), devMode: false)
             let now = server.clock.now()
-            let code = try server.store.write { tx in try otp.issue(email: "known@acme.test", now: now, tx) }
-            let spent = try server.store.write { tx in try otp.issue(email: "dead@acme.test", now: now, tx) }
+            let code = try server.store.write { tx in try otp.issue(email: "known@acme.test", known: true, now: now, tx) }
+            let spent = try server.store.write { tx in try otp.issue(email: "dead@acme.test", known: true, now: now, tx) }
             #expect(try server.store.write { tx in try otp.redeem(email: "dead@acme.test", code: spent, now: now, tx.otps) })
             let wrong = OTPTests.wrong(code)
             func failedTry(_ email: String, _ attempt: String) throws -> [String] {
