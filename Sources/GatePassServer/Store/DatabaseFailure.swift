@@ -5,4 +5,7 @@ protocol DatabaseFailure: Error {
     var isClosing: Bool { get }
     /// Another connection held a lock past the busy timeout.
     var isBusy: Bool { get }
+    /// A stored value the code does not understand: the table and column it was read from
+    /// (the log names each once); nil for every other failure.
+    var unreadableColumn: String? { get }
 }
