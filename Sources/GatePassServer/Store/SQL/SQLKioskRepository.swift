@@ -18,9 +18,10 @@ struct SQLKioskRepository<Database: SQLRunner>: KioskRepository {
             SELECT id, organization_id, checkpoint_id, name, created_by, code_expires_at, enrolled_at
             FROM kiosks WHERE code_hash = ?
             """, [codeHash]) { row in
-            StoredKiosk(id: try row.string(0), organizationId: try row.string(1), checkpointId: try row.string(2),
-                        name: try row.string(3), createdBy: try row.string(4), codeExpiresAt: try row.date(5),
-                        enrolledAt: try row.optionalDate(6))
+            StoredKiosk(id: try row.string(named: "id"), organizationId: try row.string(named: "organization_id"),
+                        checkpointId: try row.string(named: "checkpoint_id"), name: try row.string(named: "name"),
+                        createdBy: try row.string(named: "created_by"), codeExpiresAt: try row.date(named: "code_expires_at"),
+                        enrolledAt: try row.optionalDate(named: "enrolled_at"))
         }
     }
 
@@ -52,7 +53,8 @@ struct SQLAutoCheckoutRepository<Database: SQLRunner>: AutoCheckoutRepository {
             SELECT id, auto_checkout_at, time_zone, auto_checkout_done_on FROM organizations
             WHERE auto_checkout_at IS NOT NULL ORDER BY id
             """) { row in
-            (try row.string(0), try row.string(1), try row.optionalString(2), try row.optionalString(3))
+            (try row.string(named: "id"), try row.string(named: "auto_checkout_at"), try row.optionalString(named: "time_zone"),
+             try row.optionalString(named: "auto_checkout_done_on"))
         }
     }
 
