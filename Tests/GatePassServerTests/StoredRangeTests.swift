@@ -108,4 +108,16 @@ import Testing
             }
         }
     }
+    /// The events purge mark is an id the event stream counts on from (its gap names the
+    /// next one): at 2^63-1 that +1 trapped when a client resumed with Last-Event-ID.
+    @Test(arguments: Backend.available)
+    func anEventPurgeMarkOutOfRangeIsAnError(_ backend: Backend) throws {
+        try withSite(backend) { server, site in
+            try Self.damage(server, backend, "UPDATE counters SET value = ? WHERE name = 'events_purged_through'", [Int64.max])
+            let answer = try server.get("/api/events", token: site.ownerToken, headers: ["Last-Event-ID": "1"])
+            #expect(answer.isError(500, "INTERNAL"), "\(answer.status) \(answer.text)")
+            try Self.expectUp(server)
+            #expect(Self.mentions(server, "value") >= 1, "\(server.log.all.suffix(3))")
+        }
+    }
 }

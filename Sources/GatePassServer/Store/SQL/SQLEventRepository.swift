@@ -48,8 +48,9 @@ struct SQLEventRepository<Database: SQLRunner>: EventRepository {
 
     func purgedThrough() throws -> Int64 {
         // The row is made by migration 0002: without it a gap could go unannounced, so fail.
+        // It is an id the stream counts on from (+1): never negative, never Int64.max.
         guard let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'", [],
-                                                    { try $0.int64(named: "value") })
+                                                    { try $0.int64(named: "value", in: 0...Int64.max - 1) })
         else { throw StoredDataError("the events_purged_through counter is missing") }
         return purgedThrough
     }
