@@ -48,9 +48,9 @@ final class RowDecoderFuzzing: @unchecked Sendable {
     let columns: [Column]
 
     private init() {
-        let path = NSTemporaryDirectory() + "gatepass-fuzz-rows-\(getpid())-\(UUID().uuidString).db"
         do {
-            connection = try Connection(path: path)
+            // In memory: nothing is left behind when libFuzzer exits.
+            connection = try Connection(path: ":memory:")
             try Migrator.migrate(connection, Schema.sqliteMigrations)
             try connection.executeScript(Self.seed)
             // Values the schema's CHECK constraints refuse can still reach a file (an older
