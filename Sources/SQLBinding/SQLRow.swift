@@ -146,6 +146,11 @@ extension SQLRow {
         Int(try int64(column(named: name), in: Int64(range.lowerBound)...Int64(range.upperBound)))
     }
 
+    /// NULL, or an integer within `range` (a setting that may be left to a default).
+    public func optionalInt(named name: String, in range: ClosedRange<Int>) throws(ReadFailure) -> Int? {
+        try isNull(named: name) ? nil : try int(named: name, in: range)
+    }
+
     /// 0 or 1 (on PostgreSQL's boolean type also `f` or `t`); `2` is not "some kind of true".
     public func bool(named name: String) throws(ReadFailure) -> Bool { try bool(column(named: name)) }
 

@@ -148,6 +148,8 @@ import Testing
                     .contains("outside 1...3650") == true)
             }
             #expect(try db.queryFirst("SELECT 3650 AS days") { try $0.int(named: "days", in: 1...3650) } == 3650)
+            #expect(try db.queryFirst("SELECT NULL AS days") { try $0.optionalInt(named: "days", in: 1...3650) } == .some(nil))
+            #expect(refused("SELECT 0 AS days") { try $0.optionalInt(named: "days", in: 1...3650) } != nil)
             // A name the SQL does not select, or selects twice, is an error, not a guess.
             #expect(refused("SELECT 1 AS a") { try $0.int64(named: "b") }?.contains("b") == true)
             #expect(refused("SELECT 1 AS a, 2 AS a") { try $0.int64(named: "a") } != nil)
