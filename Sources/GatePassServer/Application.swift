@@ -43,9 +43,8 @@ public final class GatePassApplication: HTTPResponder {
     let enrolmentCodeKey: [UInt8]
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
     private let keysInProgress = Locked<Set<String>>([])
-    /// The columns whose unreadable stored values the log has named: a damaged row fails every
-    /// request that reads it, and the operator needs to hear of it once, not per request.
-    private let unreadableColumnsLogged = Locked<Set<String>>([])
+    /// Names each column whose stored values cannot be read once, not per request.
+    private let unreadableValues = UnreadableValueLog()
 
     /// How many idempotent requests are being processed now (for tests and diagnostics).
     var idempotentRequestsInProgress: Int { keysInProgress.withLock { $0.count } }
@@ -302,10 +301,10 @@ public final class GatePassApplication: HTTPResponder {
         let session: StoredSession?
         do {
             session = try tx.sessions.find(id: claims.sessionId)
-        } catch let failure as any DatabaseFailure where failure.unreadableColumn != nil {
+        } catch {
             // A session or user row that cannot be read admits no one (and is not a server
             // fault to the caller): 401, and the operator is told.
-            noteUnreadable(failure, in: "authentication")
+            guard unreadableValues.note(error, in: "authentication", to: logSink) else { throw error }
             throw APIError.unauthorized("the session cannot be read; log in again")
         }
         if let session, let generation = generations.sessions {
@@ -356,21 +355,11 @@ public final class GatePassApplication: HTTPResponder {
 
     func errorResponse(_ error: any Error, routeName: String) -> HTTPResponse {
         let apiError = APIError.from(error)
-        if let failure = error as? any DatabaseFailure, failure.unreadableColumn != nil {
-            noteUnreadable(failure, in: routeName)
-        } else if apiError.code == .internal || apiError.code == .unavailable {
+        if !unreadableValues.note(error, in: routeName, to: logSink),
+           apiError.code == .internal || apiError.code == .unavailable {
             logSink.log("error in \(routeName): \(error)")
         }
         return apiError.response
-    }
-
-    /// Logs a stored value the code does not understand, once per table and column.
-    private func noteUnreadable(_ failure: any DatabaseFailure, in routeName: String) {
-        guard let column = failure.unreadableColumn,
-              unreadableColumnsLogged.withLock({ $0.insert(column).inserted })
-        else { return }
-        logSink.log("a stored value in \(column) cannot be read; every request that reads its row fails until it is "
-                    + "repaired (logged once; first seen in \(routeName)): \(failure)")
     }
 
     // MARK: - Writes and idempotency

@@ -120,4 +120,17 @@ import Testing
             #expect(Self.mentions(server, "value") >= 1, "\(server.log.all.suffix(3))")
         }
     }
+    /// A periodic job meets a damaged row on every run: the mail worker tells the log once.
+    @Test func theMailWorkerNamesAnUnreadableRowOnce() throws {
+        try withSite(.sqlite) { server, site in
+            try Self.damage(server, .sqlite, """
+                INSERT INTO mail_queue (id, organization_id, kind, recipient, payload, status, created_at, next_attempt_at,
+                                        give_up_at, attempts)
+                VALUES ('damaged-mail', ?, 'invitation', 'ana@example.test', '{}', 'queued', 0, 0, ?, -1)
+                """, [site.organizationId, Int64.max / 2])
+            for _ in 0..<3 { _ = server.server.deliverDueMail() }
+            #expect(Self.mentions(server, "attempts") == 1, "\(server.log.all.suffix(4))")
+            try Self.expectUp(server)
+        }
+    }
 }
