@@ -23,7 +23,7 @@ let package = Package(
         .executable(name: "gatepass-ceiling", targets: ["gatepass-ceiling"]),
         // For the fuzzing package in Tests/Fuzz: another package reaches our modules only through products.
         .library(name: "GatePassFuzzable",
-                 targets: ["GatePassCore", "GatePassServer", "GatePassClient", "GatePassScanner"]),
+                 targets: ["GatePassCore", "GatePassServer", "GatePassClient", "GatePassScanner", "SQLite"]),
     ],
     targets: [
         // MARK: - C system libraries (Debian -dev packages, found through pkg-config)

@@ -132,7 +132,7 @@ public final class ClientDatabase: @unchecked Sendable {
     public func cached(_ key: String) throws(ClientError) -> CachedValue? {
         try withConnection {
             try $0.queryFirst("SELECT value, updated_at FROM cache WHERE key = ?", [key]) {
-                CachedValue(value: try $0.blob(0), updatedAt: Date(timeIntervalSince1970: Double(try $0.int64(1)) / 1000))
+                CachedValue(value: try $0.blob(0), updatedAt: try $0.date(1))
             }
         }
     }

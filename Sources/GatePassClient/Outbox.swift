@@ -53,10 +53,12 @@ extension ClientDatabase {
                         }
                         return text
                     },
-                    createdAt: Date(millisecondsSince1970: try row.int64(5)), attempts: try row.int(6),
+                    // Times within years 0000...9999 and a count that is not negative (the
+                    // backoff subtracts from it): anything else was not written by this code.
+                    createdAt: try row.date(5), attempts: Int(try row.int64(6, in: 0...Int64(Int32.max))),
                     lastError: try row.optionalString(7), idempotencyKey: try row.string(8),
-                    nextAttemptAt: Date(millisecondsSince1970: try row.int64(nextAttemptColumn)),
-                    scannedAt: try row.optionalInt64(10).map(Date.init(millisecondsSince1970:)),
+                    nextAttemptAt: try row.date(nextAttemptColumn),
+                    scannedAt: try row.optionalDate(10),
                     credential: try row.parsed(11, as: "credential", OutboxEntry.Credential.init(rawValue:)))
     }
 
@@ -127,7 +129,7 @@ extension ClientDatabase {
                 """, []) { row in
                 DeadLetter(entry: try Self.entry(row, nextAttemptColumn: 15),
                            status: try row.int(12), errorCode: try row.string(13), errorMessage: try row.string(14),
-                           deadAt: Date(millisecondsSince1970: try row.int64(15)))
+                           deadAt: try row.date(15))
             }
         }
     }

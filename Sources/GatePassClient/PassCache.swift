@@ -59,7 +59,7 @@ extension ClientDatabase {
                 SELECT server, day, cursor, last_sync_at, clock_offset_ms, keys FROM pass_cache_state
                 """, [], { row in
                 PassCacheStatus(server: try row.string(0), day: try row.string(1), cursor: try row.string(2),
-                                lastSyncAt: Date(millisecondsSince1970: try row.int64(3)),
+                                lastSyncAt: try row.date(3),
                                 clockOffset: try row.optionalInt64(4).map { Double($0) / 1000 },
                                 passes: 0, revoked: 0, keys: try Self.decodedKeys(try row.optionalString(5)).count,
                                 onSite: 0, admittedOffline: 0)
@@ -77,7 +77,7 @@ extension ClientDatabase {
     /// path of every offline decision (the line shows the cache's age).
     public func passCacheSyncedAt() throws(ClientError) -> Date? {
         try withConnection { connection in
-            try connection.queryFirst("SELECT last_sync_at FROM pass_cache_state", []) { Date(millisecondsSince1970: try $0.int64(0)) }
+            try connection.queryFirst("SELECT last_sync_at FROM pass_cache_state", []) { try $0.date(0) }
         }
     }
 

@@ -46,6 +46,8 @@ public final class GatePassApplication: HTTPResponder {
     let writeLimits: WriteLimits
     /// Idempotency keys whose first request is still running (api.md: a second one gets 409).
     private let keysInProgress = Locked<Set<String>>([])
+    /// Names each column whose stored values cannot be read once, not per request.
+    private let unreadableValues = UnreadableValueLog()
 
     /// How many idempotent requests are being processed now (for tests and diagnostics).
     var idempotentRequestsInProgress: Int { keysInProgress.withLock { $0.count } }
@@ -327,7 +329,15 @@ public final class GatePassApplication: HTTPResponder {
                               _ tx: any Transaction) throws -> Principal? {
         guard let credential else { return nil }
         let claims = try verifiedClaims(credential, now: now)
-        let session = try tx.sessions.find(id: claims.sessionId)
+        let session: StoredSession?
+        do {
+            session = try tx.sessions.find(id: claims.sessionId)
+        } catch {
+            // A session or user row that cannot be read admits no one (and is not a server
+            // fault to the caller): 401, and the operator is told.
+            guard unreadableValues.note(error, in: "authentication", to: logSink) else { throw error }
+            throw APIError.unauthorized("the session cannot be read; log in again")
+        }
         if let session, let generation = generations.sessions {
             sessionCache.store(session, claims: claims, for: credential, generation: generation, readAt: now)
         }
@@ -378,7 +388,8 @@ public final class GatePassApplication: HTTPResponder {
         // Also the failures a handler's savepoint caught inside a write that went on.
         store.noteFailure(error)
         let apiError = APIError.from(error)
-        if apiError.code == .internal || apiError.code == .unavailable {
+        if !unreadableValues.note(error, in: routeName, to: logSink),
+           apiError.code == .internal || apiError.code == .unavailable {
             logSink.log("error in \(routeName): \(error)")
         }
         return apiError.response

@@ -1,4 +1,5 @@
 import CPostgres
+import SQLBinding
 import Glibc
 
 /// The libpq calls that need more than a line of Swift around them.
@@ -48,6 +49,12 @@ final class PGResult {
     deinit { PQclear(handle) }
 
     var rowCount: Int32 { PQntuples(handle) }
+
+    /// The result's column names (`PQfname`), read once for all its rows: `PQfnumber` would
+    /// scan and case-fold the names on every read.
+    private(set) lazy var columnNames = ColumnNames(count: PQnfields(handle)) { [handle] column in
+        PQfname(handle, column).map { String(cString: $0) }
+    }
 
     /// `PQcmdTuples`: the count as text, empty for a command that affects no rows.
     var affectedRowCount: Int {

@@ -31,11 +31,16 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
 
     /// A value read back that the code does not understand. PostgreSQL has no SQLSTATE for a
     /// client that cannot read a value, so none is invented: the flag tells it apart.
-    static func unreadable(column: String, problem: String, sql: String) -> PGError {
+    static func unreadable(column: String, origin: String, problem: String, sql: String) -> PGError {
         var error = PGError(message: "column \(column) \(problem)", sql: sql)
         error.isUnreadableValue = true
+        error.unreadableColumn = origin
         return error
     }
+
+    /// For a value that could not be understood: the table (by OID) and column it was read
+    /// from, or the result column's name where it is an expression.
+    public internal(set) var unreadableColumn: String?
 
     public var description: String {
         let state = sqlState.map { "PostgreSQL error \($0)" } ?? "PostgreSQL error"

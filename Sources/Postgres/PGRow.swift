@@ -16,7 +16,17 @@ public struct PGRow: SQLRow {
 
     public func unreadable(_ column: Int32, _ problem: String) -> PGError {
         let name = PQfname(result.handle, column).map { String(cString: $0) } ?? "?"
-        return PGError.unreadable(column: "\(column) (\(name))", problem: problem, sql: sql)
+        // The table the value came from (`PQftable`: its OID, 0 for an expression), so the log
+        // names a damaged column once by it, whichever query read it.
+        let table = PQftable(result.handle, column)
+        return PGError.unreadable(column: "\(column) (\(name))", origin: table == 0 ? name : "table \(table).\(name)",
+                                  problem: problem, sql: sql)
+    }
+
+    public func columnIndex(named name: String) -> Int32? { result.columnNames.index(of: name) }
+
+    public func missingColumn(_ name: String) -> PGError {
+        PGError.unreadable(column: name, origin: name, problem: "is not one column of the result", sql: sql)
     }
 
     public func isNull(_ column: Int32) -> Bool { PQgetisnull(result.handle, row, column) == 1 }

@@ -26,9 +26,15 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// A value read back that the code does not understand (a NULL where a value must be,
     /// the wrong storage class, an unknown code). It carries `SQLITE_MISMATCH`, SQLite's own
     /// code for a datatype mismatch, so callers treat it like any other failed read.
-    static func unreadable(column: String, problem: String, sql: String) -> SQLiteError {
-        SQLiteError(code: SQLITE_MISMATCH, message: "column \(column) \(problem)", sql: sql)
+    static func unreadable(column: String, origin: String, problem: String, sql: String) -> SQLiteError {
+        var error = SQLiteError(code: SQLITE_MISMATCH, message: "column \(column) \(problem)", sql: sql)
+        error.unreadableColumn = origin
+        return error
     }
+
+    /// For a value that could not be understood: the table and column it was read from
+    /// (`visitors.valid_until`), or the result column's name where it is an expression.
+    public internal(set) var unreadableColumn: String?
 
     /// The primary result code (extended codes carry it in the low byte).
     public var primaryCode: Int32 { code & 0xFF }

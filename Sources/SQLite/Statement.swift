@@ -53,6 +53,12 @@ final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
+    /// The result's column names, read once for the statement's life (a cached statement is
+    /// prepared once): rows read by name look them up here, not in SQLite each row.
+    private(set) lazy var columnNames = ColumnNames(count: sqlite3_column_count(handle)) { column in
+        sqlite3_column_name(handle, column).map { String(cString: $0) }
+    }
+
     func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
@@ -131,7 +137,18 @@ public struct Row: SQLRow {
 
     public func unreadable(_ column: Int32, _ problem: String) -> SQLiteError {
         let name = sqlite3_column_name(statement.handle, column).map { String(cString: $0) } ?? "?"
-        return SQLiteError.unreadable(column: "\(column) (\(name))", problem: problem, sql: statement.sql)
+        // The table and column the value came from, where it is one (not an expression):
+        // the log names a damaged column once by this, whichever query read it.
+        let table = sqlite3_column_table_name(statement.handle, column).map { String(cString: $0) }
+        let origin = sqlite3_column_origin_name(statement.handle, column).map { String(cString: $0) } ?? name
+        return SQLiteError.unreadable(column: "\(column) (\(name))", origin: table.map { "\($0).\(origin)" } ?? origin,
+                                      problem: problem, sql: statement.sql)
+    }
+
+    public func columnIndex(named name: String) -> Int32? { statement.columnNames.index(of: name) }
+
+    public func missingColumn(_ name: String) -> SQLiteError {
+        SQLiteError.unreadable(column: name, origin: name, problem: "is not one column of the result", sql: statement.sql)
     }
 
     private func require(_ column: Int32, _ wanted: Int32, _ what: String) throws(SQLiteError) {

@@ -34,7 +34,12 @@ import Testing
             #expect(try store.outboxEntries().map(\.id) == [entry.id])
             var current = entry.id
             for damage in ["UPDATE outbox SET credential = 'root'", "UPDATE outbox SET body = x'ff00'",
-                           "UPDATE outbox SET created_at = 'yesterday'", "UPDATE outbox SET attempts = NULL"] {
+                           "UPDATE outbox SET created_at = 'yesterday'", "UPDATE outbox SET attempts = NULL",
+                           // Out of range: a time past year 9999 or before year 0, a negative count
+                           // (the backoff subtracts from it: -2^63 trapped there).
+                           "UPDATE outbox SET next_attempt_at = 9223372036854775807",
+                           "UPDATE outbox SET scanned_at = -9223372036854775808",
+                           "UPDATE outbox SET attempts = -9223372036854775808"] {
                 try raw.execute("SAVEPOINT damage")
                 do {
                     try raw.execute(damage)

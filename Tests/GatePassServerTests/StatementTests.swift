@@ -105,6 +105,72 @@ import Testing
             #expect(understood == [true, false, true, true, true, true])
         }
     }
+
+    /// The checked decoder reads columns by name: a time outside years 0000…9999, a boolean
+    /// that is not 0 or 1, an integer outside the range asked for, a name the result does not
+    /// have or has twice — each is refused, naming the column; what is in range reads exactly.
+    @Test func namedReadsAreCheckedAgainstTheirRange() throws {
+        try withDatabase { db in
+            func refused<T>(_ sql: String, _ arguments: [any SQLBindable] = [], _ read: (Row) throws -> T) -> String? {
+                do {
+                    let value = try db.queryFirst(sql, arguments, read)
+                    Issue.record("\(sql) \(arguments) read \(String(describing: value))")
+                    return nil
+                } catch let error as SQLiteError {
+                    #expect(error.isUnreadableValue, "\(error)")
+                    return error.description
+                } catch {
+                    Issue.record("\(sql): \(error)")
+                    return nil
+                }
+            }
+            let outside = [Int64.max, Int64.min, StoredTime.range.upperBound + 1, StoredTime.range.lowerBound - 1]
+            for value in outside {
+                #expect(refused("SELECT ? AS valid_until", [value]) { try $0.date(named: "valid_until") }?
+                    .contains("valid_until") == true, "\(value)")
+                #expect(refused("SELECT ? AS checked_in_at", [value]) { try $0.optionalDate(named: "checked_in_at") } != nil)
+                #expect(refused("SELECT ? AS created_at", [value]) { try $0.milliseconds(named: "created_at") } != nil)
+            }
+            let ends = try db.queryFirst("SELECT ? AS first, ? AS last, NULL AS never",
+                                         [StoredTime.range.lowerBound, StoredTime.range.upperBound]) { row in
+                (try row.date(named: "first"), try row.date(named: "last"), try row.optionalDate(named: "never"))
+            }
+            #expect(ends.map { Timestamp.format($0.0) } == "0000-01-01T00:00:00Z")
+            #expect(ends.map { Timestamp.format($0.1) } == "9999-12-31T23:59:59Z")
+            #expect(ends?.2 == nil)
+            for value: Int64 in [2, -1, Int64.max] {
+                #expect(refused("SELECT ? AS disabled", [value]) { try $0.bool(named: "disabled") }?.contains("disabled") == true)
+            }
+            #expect(refused("SELECT 't' AS disabled") { try $0.bool(named: "disabled") } != nil)
+            #expect(try db.queryFirst("SELECT 0 AS a, 1 AS b") { [try $0.bool(named: "a"), try $0.bool(named: "b")] } == [false, true])
+            for value: Int64 in [0, 3651, Int64.max, Int64.min] {
+                #expect(refused("SELECT ? AS retention_days", [value]) { try $0.int(named: "retention_days", in: 1...3650) }?
+                    .contains("outside 1...3650") == true)
+            }
+            #expect(try db.queryFirst("SELECT 3650 AS days") { try $0.int(named: "days", in: 1...3650) } == 3650)
+            #expect(try db.queryFirst("SELECT NULL AS days") { try $0.optionalInt(named: "days", in: 1...3650) } == .some(nil))
+            #expect(refused("SELECT 0 AS days") { try $0.optionalInt(named: "days", in: 1...3650) } != nil)
+            // A name the SQL does not select, or selects twice, is an error, not a guess.
+            #expect(refused("SELECT 1 AS a") { try $0.int64(named: "b") }?.contains("b") == true)
+            #expect(refused("SELECT 1 AS a, 2 AS a") { try $0.int64(named: "a") } != nil)
+            // A column read by name keeps its meaning when the SELECT list is reordered.
+            #expect(try db.queryFirst("SELECT 'x' AS name, 7 AS n") { try $0.int64(named: "n") } == 7)
+            #expect(try db.queryFirst("SELECT 7 AS n, 'x' AS name") { try $0.int64(named: "n") } == 7)
+        }
+    }
+
+    /// A statement's names are read once and serve every row of every later run of the
+    /// cached statement.
+    @Test func namedReadsServeEveryRowAndRun() throws {
+        try withDatabase { db in
+            try db.executeScript("CREATE TABLE t (id INTEGER PRIMARY KEY, label TEXT NOT NULL)")
+            for index in 0..<3 { try db.execute("INSERT INTO t (label) VALUES (?)", ["row \(index)"]) }
+            for _ in 0..<2 {
+                #expect(try db.query("SELECT label, id FROM t ORDER BY id") { try $0.string(named: "label") }
+                    == ["row 0", "row 1", "row 2"])
+            }
+        }
+    }
 }
 
 /// The database file is created by us, private, before SQLite opens it (issue 9, item 4).

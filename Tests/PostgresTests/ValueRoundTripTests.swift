@@ -1,3 +1,4 @@
+import Foundation
 import GatePassTestSupport
 import Postgres
 import Testing
@@ -89,6 +90,45 @@ import Testing
                 #expect($0.isUnreadableValue)
                 #expect($0.message.contains("status"))
             }
+        }
+    }
+
+    /// The checked decoder on PostgreSQL's text output: times outside years 0000…9999,
+    /// booleans other than 0/1/t/f, integers outside their range and names the result does not
+    /// have (or has twice) are refused, naming the column.
+    @Test func namedReadsAreCheckedAgainstTheirRange() throws {
+        try withTemporaryDatabase { connection, _ in
+            func refused<T>(_ sql: String, _ arguments: [any SQLBindable] = [], _ read: (PGRow) throws -> T) -> String? {
+                do {
+                    let value = try connection.queryFirst(sql, arguments, read)
+                    Issue.record("\(sql) \(arguments) read \(String(describing: value))")
+                    return nil
+                } catch let error as PGError {
+                    #expect(error.isUnreadableValue && error.unreadableColumn != nil, "\(error)")
+                    return error.description
+                } catch {
+                    Issue.record("\(sql): \(error)")
+                    return nil
+                }
+            }
+            for value in [Int64.max, Int64.min, StoredTime.range.upperBound + 1, StoredTime.range.lowerBound - 1] {
+                #expect(refused("SELECT ?::int8 AS expires_at", [value]) { try $0.date(named: "expires_at") }?
+                    .contains("expires_at") == true, "\(value)")
+            }
+            let last = try connection.queryFirst("SELECT ?::int8 AS last", [StoredTime.range.upperBound]) {
+                try $0.date(named: "last")
+            }
+            #expect(last == Date(timeIntervalSince1970: Double(StoredTime.range.upperBound) / 1000))
+            for value: Int64 in [2, -1] {
+                #expect(refused("SELECT ?::int8 AS disabled", [value]) { try $0.bool(named: "disabled") }?.contains("disabled") == true)
+            }
+            #expect(try connection.queryFirst("SELECT true AS a, 0::int8 AS b") {
+                [try $0.bool(named: "a"), try $0.bool(named: "b")]
+            } == [true, false])
+            #expect(refused("SELECT ?::int8 AS wrong_tries", [Int64(-1)]) { try $0.int(named: "wrong_tries", in: 0...1000) } != nil)
+            #expect(refused("SELECT 1 AS a") { try $0.int64(named: "b") } != nil)
+            #expect(refused("SELECT 1 AS a, 2 AS a") { try $0.int64(named: "a") } != nil)
+            #expect(try connection.queryFirst("SELECT 'x' AS name, 7::int8 AS n") { try $0.int64(named: "n") } == 7)
         }
     }
 }

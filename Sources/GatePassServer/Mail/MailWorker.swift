@@ -29,6 +29,7 @@ final class MailWorker: Sendable {
     /// One delivery pass at a time (the thread's, or a test's). A bare NSLock: `Locked<Void>`
     /// holds a zero-sized value, whose accesses ThreadSanitizer mistook for a race.
     private let passLock = NSLock()
+    private let unreadableValues = UnreadableValueLog()
     /// Longest sleep between passes when nothing is due.
     static let idleWake: TimeInterval = 60
 
@@ -112,7 +113,10 @@ final class MailWorker: Sendable {
                 changes.signal()
             }
         } catch {
-            log.log("mail: the queue could not be read or updated: \(error)")
+            // A queued mail that cannot be read stops the queue at every run: that is logged once.
+            if !unreadableValues.note(error, in: "mail delivery", to: log) {
+                log.log("mail: the queue could not be read or updated: \(error)")
+            }
         }
         return handled
     }

@@ -8,4 +8,7 @@ protocol DatabaseFailure: Error {
     /// The database cannot take writes: its file is read-only, damaged or failing. The
     /// request answers 503 and the server stops taking writes (`StorageHealth`).
     var isUnwritable: Bool { get }
+    /// A stored value the code does not understand: the table and column it was read from
+    /// (the log names each once); nil for every other failure.
+    var unreadableColumn: String? { get }
 }

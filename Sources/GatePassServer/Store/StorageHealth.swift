@@ -53,4 +53,5 @@ struct UnwritableDatabase: Error, CustomStringConvertible, DatabaseFailure {
     var isClosing: Bool { false }
     var isBusy: Bool { false }
     var isUnwritable: Bool { true }
+    var unreadableColumn: String? { nil }
 }

@@ -10,10 +10,21 @@ extension ShortID {
     }
 }
 
-/// Conversions between the domain's types and the columns.
+/// Conversions between the domain's types and the columns. Times are read back through the
+/// row decoder (`SQLRow.date(named:)`), which refuses a value outside `StoredTime.range`.
 extension Date {
+    /// The stored form of a time. A date the server holds comes from its clock, from the API
+    /// (RFC 3339, years 0000 to 9999) or from a stored time read within `StoredTime.range`,
+    /// plus periods of days, so it is far inside what an Int64 of milliseconds holds
+    /// (±292 million years); the conversion traps only beyond that.
     var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
-    init(milliseconds: Int64) { self.init(timeIntervalSince1970: Double(milliseconds) / 1000) }
+}
+
+/// The counts the store keeps (a mail's attempts, an OTP's wrong tries): never negative, and
+/// far below this in use. A value outside it was not written by this code (a negative count
+/// of wrong tries would grant guesses beyond the limit), so it is refused as unreadable.
+enum StoredCount {
+    static let range = 0...Int(Int32.max)
 }
 
 /// A new UUID, version 7 (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits

@@ -238,6 +238,7 @@ enum PostgresEngineError: Error, CustomStringConvertible, DatabaseFailure {
     var isClosing: Bool { self == .closing }
     var isBusy: Bool { false }
     var isUnwritable: Bool { false }
+    var unreadableColumn: String? { nil }
 }
 
 /// The group-commit writer's connection on PostgreSQL. A batch begins by taking the write

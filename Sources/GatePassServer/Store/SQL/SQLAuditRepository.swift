@@ -12,19 +12,20 @@ struct SQLAuditRepository<Database: SQLRunner>: AuditRepository {
     /// A row as stored. A value not understood (an unknown actor kind, hashes of the wrong
     /// length) throws: verification must never guess.
     private static func entry(_ row: Database.Row) throws -> StoredAuditEntry {
-        let hashes = try row.blob(12)
+        let hashes = try row.blob(named: "field_hashes")
         guard hashes.count == AuditChain.fieldNames.count * 32 else {
-            throw StoredDataError("audit entry \(try row.int64(0)) has \(hashes.count) bytes of field hashes")
+            throw StoredDataError("audit entry \(try row.int64(named: "seq")) has \(hashes.count) bytes of field hashes")
         }
-        let entry = AuditEntry(id: try row.string(1), at: try row.date(3),
-                               actorKind: try row.parsed(4, as: "audit actor kind", AuditActorKind.init(rawValue:)),
-                               actorId: try row.optionalString(5), action: try row.string(6), entity: try row.string(7),
-                               entityId: try row.optionalString(8), before: try row.optionalString(9),
-                               after: try row.optionalString(10))
-        return StoredAuditEntry(seq: try row.int64(0), entry: entry, organizationId: try row.optionalString(2),
-                                erased: try row.bool(11),
+        let entry = AuditEntry(id: try row.string(named: "id"), at: try row.date(named: "at"),
+                               actorKind: try row.parsed(named: "actor_kind", as: "audit actor kind", AuditActorKind.init(rawValue:)),
+                               actorId: try row.optionalString(named: "actor_id"), action: try row.string(named: "action"),
+                               entity: try row.string(named: "entity"), entityId: try row.optionalString(named: "entity_id"),
+                               before: try row.optionalString(named: "before"), after: try row.optionalString(named: "after"))
+        return StoredAuditEntry(seq: try row.int64(named: "seq"), entry: entry,
+                                organizationId: try row.optionalString(named: "organization_id"),
+                                erased: try row.bool(named: "erased"),
                                 fieldHashes: stride(from: 0, to: hashes.count, by: 32).map { Array(hashes[$0..<($0 + 32)]) },
-                                link: try row.blob(13))
+                                link: try row.blob(named: "link"))
     }
 
     func append(_ stored: StoredAuditEntry) throws {
@@ -42,22 +43,24 @@ struct SQLAuditRepository<Database: SQLRunner>: AuditRepository {
 
     func latestLink() throws -> (seq: Int64, link: [UInt8])? {
         try db.queryFirst("SELECT seq, link FROM audit_log ORDER BY seq DESC LIMIT 1", []) { row in
-            let link = try row.blob(1)
-            guard link.count == 32 else { throw StoredDataError("audit entry \(try row.int64(0)) has a link of \(link.count) bytes") }
-            return (try row.int64(0), link)
+            let link = try row.blob(named: "link")
+            guard link.count == 32 else {
+                throw StoredDataError("audit entry \(try row.int64(named: "seq")) has a link of \(link.count) bytes")
+            }
+            return (try row.int64(named: "seq"), link)
         }
     }
 
     func linkBefore(seq: Int64) throws -> [UInt8]? {
         try db.queryFirst("SELECT seq, link FROM audit_log WHERE seq < ? ORDER BY seq DESC LIMIT 1", [seq]) { row in
-            let link = try row.blob(1)
-            guard link.count == 32 else { throw StoredDataError("audit entry \(try row.int64(0)) has a link of \(link.count) bytes") }
+            let link = try row.blob(named: "link")
+            guard link.count == 32 else { throw StoredDataError("audit entry \(try row.int64(named: "seq")) has a link of \(link.count) bytes") }
             return link
         }
     }
 
     func erasedSeqs() throws -> [Int64] {
-        try db.query("SELECT seq FROM audit_log WHERE erased <> 0 ORDER BY seq", []) { row in try row.int64(0) }
+        try db.query("SELECT seq FROM audit_log WHERE erased <> 0 ORDER BY seq", []) { row in try row.int64(named: "seq") }
     }
 
     func entries(after seq: Int64, limit: Int) throws -> [StoredAuditEntry] {

@@ -8,9 +8,11 @@ struct SQLBlocklistRepository<Database: SQLRunner>: BlocklistRepository {
     private static var columns: String { "id, name, email, phone, company, reason, expires_at, created_at, created_by" }
 
     private static func entry(_ row: Database.Row) throws -> BlocklistEntry {
-        BlocklistEntry(id: try row.string(0), name: try row.optionalString(1), email: try row.optionalString(2),
-                       phone: try row.optionalString(3), company: try row.optionalString(4), reason: try row.string(5),
-                       expiresAt: try row.optionalDate(6), createdAt: try row.date(7), createdBy: try row.string(8))
+        BlocklistEntry(id: try row.string(named: "id"), name: try row.optionalString(named: "name"),
+                       email: try row.optionalString(named: "email"), phone: try row.optionalString(named: "phone"),
+                       company: try row.optionalString(named: "company"), reason: try row.string(named: "reason"),
+                       expiresAt: try row.optionalDate(named: "expires_at"), createdAt: try row.date(named: "created_at"),
+                       createdBy: try row.string(named: "created_by"))
     }
 
     func insert(_ entry: BlocklistEntry, organizationId: String) throws {
@@ -30,7 +32,7 @@ struct SQLBlocklistRepository<Database: SQLRunner>: BlocklistRepository {
         KeysetOrder(time: "created_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
         return try db.query(sql, arguments) { row in
             let entry = try Self.entry(row)
-            return (entry, ListCursor(time: entry.createdAt.milliseconds, seq: try row.int64(9)))
+            return (entry, ListCursor(time: entry.createdAt.milliseconds, seq: try row.int64(named: "seq")))
         }
     }
 

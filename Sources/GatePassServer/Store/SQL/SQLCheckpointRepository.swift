@@ -5,10 +5,11 @@ import SQLBinding
 struct SQLCheckpointRepository<Database: SQLRunner>: CheckpointRepository {
     let db: Database
 
-    private static var checkpointColumns: String { "id, name, organization_id, is_default, created_at, retired_at IS NOT NULL" }
+    private static var checkpointColumns: String { "id, name, organization_id, is_default, created_at, retired_at IS NOT NULL AS retired" }
     private static func checkpoint(_ row: Database.Row) throws -> Checkpoint {
-        Checkpoint(id: try row.string(0), name: try row.string(1), organizationId: try row.string(2),
-                   isDefault: try row.bool(3), createdAt: Timestamp(try row.date(4)), retired: try row.bool(5))
+        Checkpoint(id: try row.string(named: "id"), name: try row.string(named: "name"),
+                   organizationId: try row.string(named: "organization_id"), isDefault: try row.bool(named: "is_default"),
+                   createdAt: Timestamp(try row.date(named: "created_at")), retired: try row.bool(named: "retired"))
     }
 
     func all(organizationId: String?) throws -> [Checkpoint] {

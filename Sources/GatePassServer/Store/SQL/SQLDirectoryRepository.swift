@@ -10,11 +10,11 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
     private static var userColumns: String { "id, email, name, role, organization_id, can_scan" }
 
     /// An unknown role throws: it must never read as some role nobody gave.
-    static func profile(_ row: Database.Row, from first: Int32 = 0) throws -> Profile {
-        let role = try row.parsed(first + 3, as: "role", Role.init(rawValue:))
-        return Profile(id: try row.string(first), email: try row.string(first + 1), name: try row.string(first + 2),
-                       role: role, organizationId: try row.string(first + 4),
-                       canScanCheckpoint: role.canScanCheckpoint(stored: try row.bool(first + 5)))
+    static func profile(_ row: Database.Row) throws -> Profile {
+        let role = try row.parsed(named: "role", as: "role", Role.init(rawValue:))
+        return Profile(id: try row.string(named: "id"), email: try row.string(named: "email"), name: try row.string(named: "name"),
+                       role: role, organizationId: try row.string(named: "organization_id"),
+                       canScanCheckpoint: role.canScanCheckpoint(stored: try row.bool(named: "can_scan")))
     }
 
     func user(email: String) throws -> Profile? {
@@ -26,7 +26,7 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
     }
 
     func organizationId(named name: String) throws -> String? {
-        try db.queryFirst("SELECT id FROM organizations WHERE name = ?", [name]) { try $0.string(0) }
+        try db.queryFirst("SELECT id FROM organizations WHERE name = ?", [name]) { try $0.string(named: "id") }
     }
 
     func organizationExists(id: String) throws -> Bool {
@@ -54,13 +54,16 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
     }
 
     func organizationId(ofUser userId: String) throws -> String? {
-        try db.queryFirst("SELECT organization_id FROM users WHERE id = ?", [userId], { try $0.string(0) })
+        try db.queryFirst("SELECT organization_id FROM users WHERE id = ?", [userId], { try $0.string(named: "organization_id") })
     }
 
     func organization(id: String) throws -> StoredOrganization? {
         try db.queryFirst("SELECT id, name, time_zone, retention_days, auto_checkout_at FROM organizations WHERE id = ?", [id]) {
-            StoredOrganization(id: try $0.string(0), name: try $0.string(1), timeZone: try $0.optionalString(2),
-                               retentionDays: try $0.optionalInt64(3).map { Int($0) }, autoCheckoutAt: try $0.optionalString(4))
+            // Days become a time (the retention cutoff): only the range the API accepts is understood.
+            StoredOrganization(id: try $0.string(named: "id"), name: try $0.string(named: "name"),
+                               timeZone: try $0.optionalString(named: "time_zone"),
+                               retentionDays: try $0.optionalInt(named: "retention_days", in: OrganizationRules.retentionDaysRange),
+                               autoCheckoutAt: try $0.optionalString(named: "auto_checkout_at"))
         }
     }
 
@@ -72,7 +75,8 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
 
     func userSummary(id: String) throws -> UserSummary? {
         try db.queryFirst("SELECT \(Self.userColumns), disabled, last_login_at FROM users WHERE id = ?", [id]) { row in
-            UserSummary(profile: try Self.profile(row), disabled: try row.bool(6), lastLoginAt: try row.optionalDate(7))
+            UserSummary(profile: try Self.profile(row), disabled: try row.bool(named: "disabled"),
+                        lastLoginAt: try row.optionalDate(named: "last_login_at"))
         }
     }
 
@@ -83,7 +87,7 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
     }
 
     func storedCanScan(userId: String) throws -> Bool {
-        try db.queryFirst("SELECT can_scan FROM users WHERE id = ?", [userId]) { try $0.bool(0) } ?? false
+        try db.queryFirst("SELECT can_scan FROM users WHERE id = ?", [userId]) { try $0.bool(named: "can_scan") } ?? false
     }
 
     func activeOwnerCount(organizationId: String) throws -> Int {
@@ -91,8 +95,10 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
                              [organizationId]) ?? 0)
     }
 
+    /// Read through the decoder, not compared in SQL: `disabled = 1` would let a stored 2
+    /// count as enabled, where it must be an error.
     func isDisabled(userId: String) throws -> Bool {
-        try db.scalarInt("SELECT COUNT(*) FROM users WHERE id = ? AND disabled = 1", [userId]) == 1
+        try db.queryFirst("SELECT disabled FROM users WHERE id = ?", [userId]) { try $0.bool(named: "disabled") } ?? false
     }
 
     func users(organizationId: String?, after cursor: ListCursor?, limit: Int) throws -> [(user: UserSummary, cursor: ListCursor)] {
@@ -101,8 +107,9 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
         if let organizationId { sql += " AND organization_id = ?"; arguments.append(organizationId) }
         KeysetOrder(time: "created_at", seq: "rowid").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
         return try db.query(sql, arguments) { row in
-            (UserSummary(profile: try Self.profile(row), disabled: try row.bool(6), lastLoginAt: try row.optionalDate(7)),
-             ListCursor(time: try row.int64(8), seq: try row.int64(9)))
+            (UserSummary(profile: try Self.profile(row), disabled: try row.bool(named: "disabled"),
+                         lastLoginAt: try row.optionalDate(named: "last_login_at")),
+             ListCursor(time: try row.milliseconds(named: "created_at"), seq: try row.int64(named: "rowid")))
         }
     }
 
@@ -116,13 +123,13 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
     }
 
     func organizationIds() throws -> [String] {
-        try db.query("SELECT id FROM organizations ORDER BY created_at, id") { try $0.string(0) }
+        try db.query("SELECT id FROM organizations ORDER BY created_at, id") { try $0.string(named: "id") }
     }
 
     func lastRetentionDay(organizationId: String) throws -> LocalDay? {
         // A day that does not read back is damage: the run is due again rather than skipped.
         try db.queryFirst("SELECT retention_ran_on FROM organizations WHERE id = ?", [organizationId]) {
-            try $0.optionalString(0).flatMap(LocalDay.init)
+            try $0.optionalString(named: "retention_ran_on").flatMap(LocalDay.init)
         } ?? nil
     }
 
@@ -132,11 +139,7 @@ struct SQLDirectoryRepository<Database: SQLRunner>: DirectoryRepository {
 
     func serverRetentionDays() throws -> Int {
         let days = try db.queryFirst("SELECT retention_days FROM server_defaults WHERE id = 1") { row in
-            let days = try row.int(0)
-            guard OrganizationRules.retentionDaysRange.contains(days) else {
-                throw row.unreadable(0, "holds \(days), which is not 1 to 3650 days")
-            }
-            return days
+            try row.int(named: "retention_days", in: OrganizationRules.retentionDaysRange)
         }
         // The migration writes the row: a database without it is damage, never the default.
         guard let days else { throw StoredDataError("the server_defaults row is missing") }

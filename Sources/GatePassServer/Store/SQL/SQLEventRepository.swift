@@ -48,8 +48,9 @@ struct SQLEventRepository<Database: SQLRunner>: EventRepository {
 
     func purgedThrough() throws -> Int64 {
         // The row is made by migration 0002: without it a gap could go unannounced, so fail.
+        // It is an id the stream counts on from (+1): never negative, never Int64.max.
         guard let purgedThrough = try db.queryFirst("SELECT value FROM counters WHERE name = 'events_purged_through'", [],
-                                                    { try $0.int64(0) })
+                                                    { try $0.int64(named: "value", in: 0...Int64.max - 1) })
         else { throw StoredDataError("the events_purged_through counter is missing") }
         return purgedThrough
     }
@@ -67,14 +68,14 @@ struct SQLEventRepository<Database: SQLRunner>: EventRepository {
             do {
                 return .event(try StoredEvent.decode(row))
             } catch {
-                return .unreadable(id: try row.int64(0), error: error)
+                return .unreadable(id: try row.int64(named: "id"), error: error)
             }
         }
     }
 
     func purge(olderThan cutoff: Date) throws {
-        guard let last = try db.queryFirst("SELECT MAX(id) FROM events WHERE created_at < ?", [cutoff.milliseconds], {
-            try $0.optionalInt64(0)
+        guard let last = try db.queryFirst("SELECT MAX(id) AS last_id FROM events WHERE created_at < ?", [cutoff.milliseconds], {
+            try $0.optionalInt64(named: "last_id")
         }) ?? nil else { return }
         try db.execute("DELETE FROM push_deliveries WHERE event_id <= ?", [last])
         try db.execute("DELETE FROM notification_marks WHERE event_id <= ?", [last])
@@ -85,8 +86,9 @@ struct SQLEventRepository<Database: SQLRunner>: EventRepository {
     func rows(visitorId: String, limit: Int) throws -> [LoggedEventRow] {
         try db.query("SELECT id, kind, title, data, created_at FROM events WHERE visitor_id = ? ORDER BY id LIMIT ?",
                      [visitorId, limit]) { row in
-            LoggedEventRow(id: try row.int64(0), kindName: try row.string(1), title: try row.optionalString(2),
-                           data: try row.string(3), createdAt: try row.date(4))
+            LoggedEventRow(id: try row.int64(named: "id"), kindName: try row.string(named: "kind"),
+                           title: try row.optionalString(named: "title"), data: try row.string(named: "data"),
+                           createdAt: try row.date(named: "created_at"))
         }
     }
 
@@ -100,11 +102,14 @@ extension StoredEvent {
 
     /// A row of `columns`; throws for any value not understood, an unknown kind included.
     static func decode(_ row: some StoreRow) throws -> StoredEvent {
-        StoredEvent(id: try row.int64(0), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
-                    audience: EventAudience(organizationId: try row.string(2), approverId: try row.optionalString(3),
-                                            checkpointId: try row.optionalString(4), userId: try row.optionalString(5),
-                                            deviceToken: try row.optionalString(6), managersOnly: try row.bool(9)),
-                    data: try row.string(7), createdAt: try row.date(8))
+        StoredEvent(id: try row.int64(named: "id"), kind: try row.parsed(named: "kind", as: "event kind", EventKind.init(rawValue:)),
+                    audience: EventAudience(organizationId: try row.string(named: "organization_id"),
+                                            approverId: try row.optionalString(named: "approver_id"),
+                                            checkpointId: try row.optionalString(named: "checkpoint_id"),
+                                            userId: try row.optionalString(named: "user_id"),
+                                            deviceToken: try row.optionalString(named: "device_token"),
+                                            managersOnly: try row.bool(named: "managers_only")),
+                    data: try row.string(named: "data"), createdAt: try row.date(named: "created_at"))
     }
 }
 

@@ -7,13 +7,17 @@ struct SQLIdempotencyRepository<Database: SQLRunner>: IdempotencyRepository {
     func find(scope: String, key: String) throws -> StoredAnswer? {
         try db.queryFirst("SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = ? AND key = ?",
                           [scope, key]) { row in
-            let headers = try row.string(2).split(separator: "\n").map { line throws -> (name: String, value: String) in
-                guard let colon = line.firstIndex(of: ":") else { throw row.unreadable(2, "holds a header line without a colon") }
+            let headersColumn = try row.column(named: "headers")
+            let headers = try row.string(headersColumn).split(separator: "\n").map { line throws -> (name: String, value: String) in
+                guard let colon = line.firstIndex(of: ":") else {
+                    throw row.unreadable(headersColumn, "holds a header line without a colon")
+                }
                 return (String(line[..<colon]), String(line[line.index(after: colon)...]))
             }
-            let status = try row.int(1)
-            guard (100...599).contains(status) else { throw row.unreadable(1, "holds \(status), which is not an HTTP status") }
-            return StoredAnswer(fingerprint: try row.blob(0), status: status, headers: headers, body: try row.blob(3))
+            // An HTTP status: anything else was not stored by this code.
+            let status = try row.int(named: "status", in: 100...599)
+            return StoredAnswer(fingerprint: try row.blob(named: "fingerprint"), status: status, headers: headers,
+                                body: try row.blob(named: "body"))
         }
     }
 
@@ -30,7 +34,7 @@ struct SQLIdempotencyRepository<Database: SQLRunner>: IdempotencyRepository {
 
     func answers(createdSince time: Date) throws -> [(scope: String, key: String, body: [UInt8])] {
         try db.query("SELECT scope, key, body FROM idempotency_keys WHERE created_at >= ?", [time.milliseconds]) {
-            (try $0.string(0), try $0.string(1), try $0.blob(2))
+            (try $0.string(named: "scope"), try $0.string(named: "key"), try $0.blob(named: "body"))
         }
     }
 

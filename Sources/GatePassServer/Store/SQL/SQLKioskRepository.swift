@@ -18,9 +18,10 @@ struct SQLKioskRepository<Database: SQLRunner>: KioskRepository {
             SELECT id, organization_id, checkpoint_id, name, created_by, code_expires_at, enrolled_at
             FROM kiosks WHERE code_hash = ?
             """, [codeHash]) { row in
-            StoredKiosk(id: try row.string(0), organizationId: try row.string(1), checkpointId: try row.string(2),
-                        name: try row.string(3), createdBy: try row.string(4), codeExpiresAt: try row.date(5),
-                        enrolledAt: try row.optionalDate(6))
+            StoredKiosk(id: try row.string(named: "id"), organizationId: try row.string(named: "organization_id"),
+                        checkpointId: try row.string(named: "checkpoint_id"), name: try row.string(named: "name"),
+                        createdBy: try row.string(named: "created_by"), codeExpiresAt: try row.date(named: "code_expires_at"),
+                        enrolledAt: try row.optionalDate(named: "enrolled_at"))
         }
     }
 
@@ -52,7 +53,8 @@ struct SQLAutoCheckoutRepository<Database: SQLRunner>: AutoCheckoutRepository {
             SELECT id, auto_checkout_at, time_zone, auto_checkout_done_on FROM organizations
             WHERE auto_checkout_at IS NOT NULL ORDER BY id
             """) { row in
-            (try row.string(0), try row.string(1), try row.optionalString(2), try row.optionalString(3))
+            (try row.string(named: "id"), try row.string(named: "auto_checkout_at"), try row.optionalString(named: "time_zone"),
+             try row.optionalString(named: "auto_checkout_done_on"))
         }
     }
 
@@ -65,7 +67,7 @@ struct SQLScannerDeviceRepository<Database: SQLRunner>: ScannerDeviceRepository 
     let db: Database
 
     func deviceId(sessionId: String) throws -> String? {
-        try db.queryFirst("SELECT device_id FROM scanner_device_links WHERE session_id = ?", [sessionId]) { try $0.string(0) }
+        try db.queryFirst("SELECT device_id FROM scanner_device_links WHERE session_id = ?", [sessionId]) { try $0.string(named: "device_id") }
     }
 
     func link(sessionId: String, deviceId: String) throws {
@@ -96,7 +98,7 @@ struct SQLScannerDeviceRepository<Database: SQLRunner>: ScannerDeviceRepository 
 
     func lastSync(deviceId: String) throws -> DeviceSync? {
         try db.queryFirst("SELECT expected_at, expected_cursor FROM scanner_devices WHERE device_id = ?", [deviceId]) { row in
-            DeviceSync(at: try row.date(0), cursor: try row.string(1))
+            DeviceSync(at: try row.date(named: "expected_at"), cursor: try row.string(named: "expected_cursor"))
         }
     }
 
@@ -104,9 +106,9 @@ struct SQLScannerDeviceRepository<Database: SQLRunner>: ScannerDeviceRepository 
         try db.queryFirst("SELECT admissible, refused_since FROM scanner_device_passes WHERE device_id = ? AND visitor_id = ?",
                           [deviceId, visitorId]) { row in
             do {
-                return try DeviceKnowledge(admissible: try row.bool(0), refusedSince: try row.optionalDate(1))
+                return try DeviceKnowledge(admissible: try row.bool(named: "admissible"), refusedSince: try row.optionalDate(named: "refused_since"))
             } catch is DeviceKnowledge.Inconsistent {
-                throw row.unreadable(1, "a refusal needs its time, and only a refusal has one")
+                throw row.unreadable(try row.column(named: "refused_since"), "a refusal needs its time, and only a refusal has one")
             }
         }
     }

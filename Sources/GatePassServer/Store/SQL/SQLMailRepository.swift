@@ -21,16 +21,21 @@ struct SQLMailRepository<Database: SQLRunner>: MailRepository {
             SELECT id, organization_id, kind, recipient, payload, attempts, created_at, give_up_at FROM mail_queue
             WHERE status = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?
             """, [now.milliseconds, limit]) { row in
-            let content = try row.optionalString(4).flatMap { try? JSONDecoder().decode(MailContent.self, from: Data($0.utf8)) }
-            return QueuedMail(id: try row.string(0), organizationId: try row.optionalString(1),
-                              kind: try row.parsed(2, as: "mail kind", MailKind.init(rawValue:)),
-                              recipient: try row.string(3), content: content, attempts: try row.int(5),
-                              createdAt: try row.date(6), giveUpAt: try row.date(7))
+            let content = try row.optionalString(named: "payload").flatMap {
+                try? JSONDecoder().decode(MailContent.self, from: Data($0.utf8))
+            }
+            return QueuedMail(id: try row.string(named: "id"), organizationId: try row.optionalString(named: "organization_id"),
+                              kind: try row.parsed(named: "kind", as: "mail kind", MailKind.init(rawValue:)),
+                              recipient: try row.string(named: "recipient"), content: content,
+                              attempts: try row.int(named: "attempts", in: StoredCount.range),
+                              createdAt: try row.date(named: "created_at"), giveUpAt: try row.date(named: "give_up_at"))
         }
     }
 
     func nextAttemptAt() throws -> Date? {
-        try db.queryFirst("SELECT MIN(next_attempt_at) FROM mail_queue WHERE status = 'queued'", []) { try $0.optionalDate(0) } ?? nil
+        try db.queryFirst("SELECT MIN(next_attempt_at) AS next_attempt_at FROM mail_queue WHERE status = 'queued'", []) {
+            try $0.optionalDate(named: "next_attempt_at")
+        } ?? nil
     }
 
     func markSent(id: String, at time: Date) throws {
@@ -64,20 +69,24 @@ struct SQLMailRepository<Database: SQLRunner>: MailRepository {
         var arguments: [any SQLBindable] = []
         if let organizationId { sql += " AND organization_id = ?"; arguments.append(organizationId) }
         KeysetOrder(time: "created_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
-        return try db.query(sql, arguments) { row in (try Self.summary(row), ListCursor(time: try row.int64(6), seq: try row.int64(8))) }
+        return try db.query(sql, arguments) { row in
+            (try Self.summary(row), ListCursor(time: try row.milliseconds(named: "created_at"), seq: try row.int64(named: "seq")))
+        }
     }
 
     private static var summaryColumns: String { "id, kind, recipient, status, attempts, last_error, created_at, sent_at" }
 
     private static func summary(_ row: Database.Row) throws -> MailSummary {
-        MailSummary(id: try row.string(0), kind: try row.parsed(1, as: "mail kind", MailKind.init(rawValue:)),
-                    to: try row.string(2), status: try row.parsed(3, as: "mail status", MailStatus.init(rawValue:)),
-                    attempts: try row.int(4), lastError: try row.optionalString(5), createdAt: try row.date(6),
-                    sentAt: try row.optionalDate(7))
+        MailSummary(id: try row.string(named: "id"), kind: try row.parsed(named: "kind", as: "mail kind", MailKind.init(rawValue:)),
+                    to: try row.string(named: "recipient"),
+                    status: try row.parsed(named: "status", as: "mail status", MailStatus.init(rawValue:)),
+                    attempts: try row.int(named: "attempts", in: StoredCount.range),
+                    lastError: try row.optionalString(named: "last_error"), createdAt: try row.date(named: "created_at"),
+                    sentAt: try row.optionalDate(named: "sent_at"))
     }
 
     func payload(id: String) throws -> String? {
-        try db.queryFirst("SELECT payload FROM mail_queue WHERE id = ?", [id]) { try $0.optionalString(0) } ?? nil
+        try db.queryFirst("SELECT payload FROM mail_queue WHERE id = ?", [id]) { try $0.optionalString(named: "payload") } ?? nil
     }
 
     func erase(visitorId: String, organizationId: String, legacyEmail: String?) throws -> Int {

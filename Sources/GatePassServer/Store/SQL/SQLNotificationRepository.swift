@@ -25,9 +25,11 @@ struct SQLNotificationRepository<Database: SQLRunner>: NotificationRepository {
     private static var columns: String { "e.id, e.kind, e.title, e.visitor_id, e.created_at, m.read_at" }
 
     private static func notification(_ row: Database.Row) throws -> NotificationItem {
-        NotificationItem(id: String(try row.int64(0)), kind: try row.parsed(1, as: "event kind", EventKind.init(rawValue:)),
-                         title: try row.string(2), visitorId: try row.optionalString(3),
-                         createdAt: Timestamp(try row.date(4)), readAt: try row.optionalDate(5).map(Timestamp.init))
+        NotificationItem(id: String(try row.int64(named: "id")),
+                         kind: try row.parsed(named: "kind", as: "event kind", EventKind.init(rawValue:)),
+                         title: try row.string(named: "title"), visitorId: try row.optionalString(named: "visitor_id"),
+                         createdAt: Timestamp(try row.date(named: "created_at")),
+                         readAt: try row.optionalDate(named: "read_at").map(Timestamp.init))
     }
 
     func list(for user: Profile, unreadOnly: Bool, after cursor: ListCursor?, limit: Int) throws -> [NotificationItem] {
@@ -72,8 +74,8 @@ struct SQLNotificationRepository<Database: SQLRunner>: NotificationRepository {
             SELECT m.event_id, m.user_id, m.read_at, m.deleted_at FROM notification_marks m
             JOIN events e ON e.id = m.event_id WHERE e.visitor_id = ? ORDER BY m.event_id, m.user_id
             """, [visitorId]) { row in
-            NotificationMark(eventId: String(try row.int64(0)), userId: try row.string(1), readAt: try row.optionalDate(2),
-                             deletedAt: try row.optionalDate(3))
+            NotificationMark(eventId: String(try row.int64(named: "event_id")), userId: try row.string(named: "user_id"),
+                             readAt: try row.optionalDate(named: "read_at"), deletedAt: try row.optionalDate(named: "deleted_at"))
         }
     }
 }

@@ -13,7 +13,7 @@ struct SQLOTPRepository<Database: SQLRunner>: OTPRepository {
     }
 
     func sendTimes(email: String) throws -> [Date] {
-        try db.query("SELECT sent_at FROM otp_sends WHERE email = ? ORDER BY sent_at", [email]) { try $0.date(0) }
+        try db.query("SELECT sent_at FROM otp_sends WHERE email = ? ORDER BY sent_at", [email]) { try $0.date(named: "sent_at") }
     }
 
     func recordSend(email: String, at time: Date) throws {
@@ -30,7 +30,9 @@ struct SQLOTPRepository<Database: SQLRunner>: OTPRepository {
 
     func code(email: String) throws -> StoredOneTimeCode? {
         try db.queryFirst("SELECT code_hmac, expires_at, wrong_tries, used FROM otp_codes WHERE email = ?", [email]) {
-            StoredOneTimeCode(hmac: try $0.blob(0), expiresAt: try $0.date(1), wrongTries: try $0.int(2), used: try $0.bool(3))
+            // A negative count of wrong tries would grant more guesses than the limit allows.
+            StoredOneTimeCode(hmac: try $0.blob(named: "code_hmac"), expiresAt: try $0.date(named: "expires_at"),
+                              wrongTries: try $0.int(named: "wrong_tries", in: StoredCount.range), used: try $0.bool(named: "used"))
         }
     }
 

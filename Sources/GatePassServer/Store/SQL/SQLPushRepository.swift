@@ -10,19 +10,20 @@ struct SQLPushRepository<Database: SQLRunner>: PushRepository {
     func device(token: String) throws -> Device? {
         try db.queryFirst("SELECT token, platform, user_id, created_at, last_seen_at FROM devices WHERE token = ?",
                           [token]) { row in
-            Device(token: try row.string(0), platform: try row.string(1), userId: try row.string(2),
-                   createdAt: Timestamp(try row.date(3)), lastSeenAt: Timestamp(try row.date(4)))
+            Device(token: try row.string(named: "token"), platform: try row.string(named: "platform"),
+                   userId: try row.string(named: "user_id"), createdAt: Timestamp(try row.date(named: "created_at")),
+                   lastSeenAt: Timestamp(try row.date(named: "last_seen_at")))
         }
     }
 
     func deviceOwner(token: String) throws -> String? {
-        try db.queryFirst("SELECT user_id FROM devices WHERE token = ?", [token]) { try $0.string(0) }
+        try db.queryFirst("SELECT user_id FROM devices WHERE token = ?", [token]) { try $0.string(named: "user_id") }
     }
 
     func deviceOrganization(token: String) throws -> String? {
         try db.queryFirst("""
             SELECT u.organization_id FROM devices d JOIN users u ON u.id = d.user_id WHERE d.token = ?
-            """, [token]) { try $0.string(0) }
+            """, [token]) { try $0.string(named: "organization_id") }
     }
 
     func registerDevice(token: String, platform: String, userId: String, now: Date) throws {
@@ -52,8 +53,9 @@ struct SQLPushRepository<Database: SQLRunner>: PushRepository {
         }
         sql += " ORDER BY u.email, d.token"
         return try db.query(sql, arguments) { row in
-            PushTarget(token: try row.string(0), platform: try row.string(1), userId: try row.string(2),
-                       email: try row.string(3), name: try row.string(4))
+            PushTarget(token: try row.string(named: "token"), platform: try row.string(named: "platform"),
+                       userId: try row.string(named: "id"), email: try row.string(named: "email"),
+                       name: try row.string(named: "name"))
         }
     }
 
@@ -61,7 +63,7 @@ struct SQLPushRepository<Database: SQLRunner>: PushRepository {
 
     func deliveryStatus(token: String, eventId: Int64) throws -> String? {
         try db.queryFirst("SELECT status FROM push_deliveries WHERE token = ? AND event_id = ?", [token, eventId]) {
-            try $0.string(0)
+            try $0.string(named: "status")
         }
     }
 
@@ -80,9 +82,10 @@ struct SQLPushRepository<Database: SQLRunner>: PushRepository {
         // One token's deliveries: the event id alone orders them.
         KeysetOrder.bySequence("p.event_id").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
         return try db.query(sql, arguments) { row in
-            PushDelivery(eventId: try row.int64(0), kind: try row.string(1), token: try row.string(2),
-                         userId: try row.string(3), status: try row.string(4), createdAt: Timestamp(try row.date(5)),
-                         finishedAt: try row.optionalDate(6).map(Timestamp.init))
+            PushDelivery(eventId: try row.int64(named: "event_id"), kind: try row.string(named: "kind"),
+                         token: try row.string(named: "token"), userId: try row.string(named: "user_id"),
+                         status: try row.string(named: "status"), createdAt: Timestamp(try row.date(named: "created_at")),
+                         finishedAt: try row.optionalDate(named: "finished_at").map(Timestamp.init))
         }
     }
 

@@ -31,16 +31,11 @@ extension SQLRunner {
     func scalarInt(_ sql: String) throws -> Int64? { try scalarInt(sql, []) }
 }
 
-/// A result row of either database (`SQLBinding.SQLRow`, which fails closed on a value it
-/// does not understand), with the two readers the store needs beyond it.
+/// A result row of either database (`SQLBinding.SQLRow`, the checked decoder: columns read
+/// by name, times within `StoredTime.range`, booleans 0 or 1, integers within their range),
+/// with the one reader the store needs beyond it.
 protocol StoreRow: SQLRow {
-    func bool(_ column: Int32) throws -> Bool
     func double(_ column: Int32) throws -> Double
-}
-
-extension StoreRow {
-    func date(_ column: Int32) throws -> Date { Date(milliseconds: try int64(column)) }
-    func optionalDate(_ column: Int32) throws -> Date? { isNull(column) ? nil : try date(column) }
 }
 
 /// The phrases SQLite and PostgreSQL spell differently. Everything else the repositories

@@ -8,12 +8,16 @@ struct SQLScanRepository<Database: SQLRunner>: ScanRepository {
     static var columns: String { "id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by, scanned_at, received_at, offline, seq, offline_decision" }
 
     static func read(_ row: Database.Row) throws -> (scan: Scan, seq: Int64) {
-        (Scan(id: try row.string(0), shortId: try row.optionalParsed(1, as: "short id", { ShortID(stored: $0)?.rawValue }),
-              raw: try row.optionalString(2), result: try row.parsed(3, as: "scan result", ScanResult.init(rawValue:)),
-              visitorId: try row.optionalString(4), checkpointId: try row.string(5), scannedBy: try row.string(6),
-              scannedAt: Timestamp(try row.date(7)), receivedAt: Timestamp(try row.date(8)), offline: try row.bool(9),
-              offlineDecision: try row.optionalParsed(11, as: "offline decision", ScanResult.init(rawValue:))),
-         try row.int64(10))
+        (Scan(id: try row.string(named: "id"),
+              shortId: try row.optionalParsed(named: "short_id", as: "short id", { ShortID(stored: $0)?.rawValue }),
+              raw: try row.optionalString(named: "raw"),
+              result: try row.parsed(named: "result", as: "scan result", ScanResult.init(rawValue:)),
+              visitorId: try row.optionalString(named: "visitor_id"), checkpointId: try row.string(named: "checkpoint_id"),
+              scannedBy: try row.string(named: "scanned_by"), scannedAt: Timestamp(try row.date(named: "scanned_at")),
+              receivedAt: Timestamp(try row.date(named: "received_at")), offline: try row.bool(named: "offline"),
+              offlineDecision: try row.optionalParsed(named: "offline_decision", as: "offline decision",
+                                                      ScanResult.init(rawValue:))),
+         try row.int64(named: "seq"))
     }
 
     func insert(_ scan: Scan, organizationId: String) throws {
@@ -44,7 +48,9 @@ struct SQLScanRepository<Database: SQLRunner>: ScanRepository {
 
     func unknownScanDay(checkpointId: String, day: LocalDay) throws -> (stored: Int, counted: Int)? {
         try db.queryFirst("SELECT stored, counted FROM unknown_scan_days WHERE checkpoint_id = ? AND day = ?",
-                          [checkpointId, day.description]) { (stored: try $0.int(0), counted: try $0.int(1)) }
+                          [checkpointId, day.description]) {
+            (stored: try $0.int(named: "stored", in: 0...Int(Int32.max)), counted: try $0.int(named: "counted", in: 0...Int(Int32.max)))
+        }
     }
 
     func setOfflineDecision(_ decision: ScanResult, scanId: String) throws -> Bool {

@@ -23,21 +23,22 @@ struct SQLSessionRepository<Database: SQLRunner>: SessionRepository {
                    u.id, u.email, u.name, u.role, u.organization_id, u.can_scan, u.disabled, s.revoked_reason, s.kiosk_id
             FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?
             """, [id]) { row in
-            let kind = try row.parsed(0, as: "session kind", TokenClaims.Kind.init(storedName:))
-            let expiresAt = try row.date(2)
-            let revokedAt = try row.optionalDate(3)
-            let user = try SQLDirectoryRepository<Database>.profile(row, from: 4)
+            let kind = try row.parsed(named: "kind", as: "session kind", TokenClaims.Kind.init(storedName:))
+            let expiresAt = try row.date(named: "expires_at")
+            let revokedAt = try row.optionalDate(named: "revoked_at")
+            let user = try SQLDirectoryRepository<Database>.profile(row)
             let credential: Principal.Credential
             if kind == .login {
                 credential = .login
-            } else if let kioskId = try row.optionalString(12) {
-                credential = .kiosk(kioskId: kioskId, checkpointId: try row.string(1))
+            } else if let kioskId = try row.optionalString(named: "kiosk_id") {
+                credential = .kiosk(kioskId: kioskId, checkpointId: try row.string(named: "checkpoint_id"))
             } else {
-                credential = .scanner(checkpointId: try row.string(1))
+                credential = .scanner(checkpointId: try row.string(named: "checkpoint_id"))
             }
             return StoredSession(kind: kind, credential: credential, expiresAt: expiresAt, revokedAt: revokedAt,
-                                 revokedReason: try row.optionalParsed(11, as: "revocation reason", RevocationReason.init(rawValue:)),
-                                 user: user, userDisabled: try row.bool(10))
+                                 revokedReason: try row.optionalParsed(named: "revoked_reason", as: "revocation reason",
+                                                                       RevocationReason.init(rawValue:)),
+                                 user: user, userDisabled: try row.bool(named: "disabled"))
         }
     }
 
@@ -71,11 +72,13 @@ struct SQLSessionRepository<Database: SQLRunner>: SessionRepository {
         var arguments: [any SQLBindable] = [now.milliseconds, organizationId]
         KeysetOrder(time: "s.created_at", seq: "s.rowid").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
         return try db.query(sql, arguments) { row in
-            let token = ScannerTokenSummary(id: try row.string(0), checkpointId: try row.string(1), createdBy: try row.string(2),
-                                            createdAt: Timestamp(try row.date(3)), expiresAt: Timestamp(try row.date(4)),
-                                            lastUsedAt: try row.optionalDate(5).map(Timestamp.init),
-                                            kioskName: try row.optionalString(6))
-            return (token, ListCursor(time: try row.int64(3), seq: try row.int64(7)))
+            let token = ScannerTokenSummary(id: try row.string(named: "id"), checkpointId: try row.string(named: "checkpoint_id"),
+                                            createdBy: try row.string(named: "user_id"),
+                                            createdAt: Timestamp(try row.date(named: "created_at")),
+                                            expiresAt: Timestamp(try row.date(named: "expires_at")),
+                                            lastUsedAt: try row.optionalDate(named: "last_used_at").map(Timestamp.init),
+                                            kioskName: try row.optionalString(named: "name"))
+            return (token, ListCursor(time: try row.milliseconds(named: "created_at"), seq: try row.int64(named: "rowid")))
         }
     }
 

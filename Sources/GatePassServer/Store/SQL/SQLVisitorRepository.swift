@@ -16,20 +16,23 @@ struct SQLVisitorRepository<Database: SQLRunner>: VisitorRepository {
     /// a time that is not an integer) throws: the request fails rather than guess at a pass.
     static func record(_ row: Database.Row) throws -> VisitorRecord {
         let visitor = Visitor(
-            id: try row.string(0), shortId: try row.parsed(1, as: "short id", ShortID.init(stored:)), name: try row.string(2),
-            email: try row.optionalString(3), phone: try row.optionalString(4), company: try row.optionalString(5),
-            purpose: try row.optionalString(6), hostName: try row.optionalString(7), hostEmail: try row.optionalString(25),
-            approverId: try row.optionalString(8),
-            requiresApproval: try row.bool(9), walkIn: try row.bool(10),
-            status: try row.parsed(11, as: "visitor status", VisitorStatus.init(rawValue:)),
-            validity: ValidityWindow(from: try row.date(12), until: try row.date(13)), createdAt: try row.date(14),
-            approvalRequestedAt: try row.optionalDate(15), decidedAt: try row.optionalDate(16),
-            decidedBy: try row.optionalString(17), decisionNote: try row.optionalString(18),
-            checkedInAt: try row.optionalDate(19), checkedOutAt: try row.optionalDate(20),
-            checkpointId: try row.optionalString(21))
-        return VisitorRecord(visitor: visitor, organizationId: try row.string(22),
-                             approvalCheckpointId: try row.optionalString(23), createdBy: try row.optionalString(26),
-                             seq: try row.int64(24))
+            id: try row.string(named: "id"), shortId: try row.parsed(named: "short_id", as: "short id", ShortID.init(stored:)),
+            name: try row.string(named: "name"), email: try row.optionalString(named: "email"),
+            phone: try row.optionalString(named: "phone"), company: try row.optionalString(named: "company"),
+            purpose: try row.optionalString(named: "purpose"), hostName: try row.optionalString(named: "host_name"),
+            hostEmail: try row.optionalString(named: "host_email"), approverId: try row.optionalString(named: "approver_id"),
+            requiresApproval: try row.bool(named: "requires_approval"), walkIn: try row.bool(named: "walk_in"),
+            status: try row.parsed(named: "status", as: "visitor status", VisitorStatus.init(rawValue:)),
+            validity: ValidityWindow(from: try row.date(named: "valid_from"), until: try row.date(named: "valid_until")),
+            createdAt: try row.date(named: "created_at"),
+            approvalRequestedAt: try row.optionalDate(named: "approval_requested_at"),
+            decidedAt: try row.optionalDate(named: "decided_at"), decidedBy: try row.optionalString(named: "decided_by"),
+            decisionNote: try row.optionalString(named: "decision_note"),
+            checkedInAt: try row.optionalDate(named: "checked_in_at"), checkedOutAt: try row.optionalDate(named: "checked_out_at"),
+            checkpointId: try row.optionalString(named: "checkpoint_id"))
+        return VisitorRecord(visitor: visitor, organizationId: try row.string(named: "organization_id"),
+                             approvalCheckpointId: try row.optionalString(named: "approval_checkpoint_id"),
+                             createdBy: try row.optionalString(named: "created_by"), seq: try row.int64(named: "seq"))
     }
 
     func find(id: String) throws -> VisitorRecord? {
@@ -191,10 +194,10 @@ struct SQLVisitorRepository<Database: SQLRunner>: VisitorRepository {
         let identity: (column: String, value: String)? = visitor.email.map { ("email", $0) } ?? visitor.phone.map { ("phone", $0) }
         guard let identity else { return PreviousVisits(count: 0, last: nil) }
         return try db.queryFirst("""
-            SELECT COUNT(*), MAX(checked_in_at) FROM visitors
+            SELECT COUNT(*) AS visits, MAX(checked_in_at) AS last_checked_in_at FROM visitors
             WHERE organization_id = ? AND \(identity.column) = ? AND id != ? AND checked_in_at IS NOT NULL
             """, [organizationId, identity.value, visitor.id]) {
-            PreviousVisits(count: try $0.int(0), last: try $0.optionalDate(1))
+            PreviousVisits(count: try $0.int(named: "visits", in: 0...Int.max), last: try $0.optionalDate(named: "last_checked_in_at"))
         } ?? PreviousVisits(count: 0, last: nil)
     }
 
@@ -221,7 +224,7 @@ struct SQLVisitorRepository<Database: SQLRunner>: VisitorRepository {
             WHERE organization_id = ? AND change_seq > ? AND valid_until >= ? AND valid_from <= ?
             ORDER BY change_seq LIMIT ?
             """, [organizationId, sequence, day.from.milliseconds, day.until.milliseconds, limit]) {
-            (try Self.record($0).visitor, try $0.int64(27))
+            (try Self.record($0).visitor, try $0.int64(named: "change_seq"))
         }
     }
 
@@ -253,7 +256,9 @@ struct SQLVisitorRepository<Database: SQLRunner>: VisitorRepository {
     }
 
     func anonymisedAt(visitorId: String) throws -> Date? {
-        try db.queryFirst("SELECT anonymised_at FROM visitors WHERE id = ?", [visitorId]) { try $0.optionalDate(0) } ?? nil
+        try db.queryFirst("SELECT anonymised_at FROM visitors WHERE id = ?", [visitorId]) {
+            try $0.optionalDate(named: "anonymised_at")
+        } ?? nil
     }
 
     func counts(organizationId: String, checkpointId: String?, day: ValidityWindow) throws -> ScanStats {

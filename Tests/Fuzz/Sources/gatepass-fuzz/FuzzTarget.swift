@@ -20,6 +20,7 @@ struct FuzzTarget: Sendable {
         .y4m,
         .pgm,
         .qrPlane,
+        .rowDecoders,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
