@@ -23,6 +23,8 @@ public struct ConfigurationKey<Root>: Sendable {
     let read: @Sendable (inout Root, KeyedDecodingContainer<ConfigurationKeyName>) throws -> Void
     /// The problem with the root's value, in a sentence beginning with the key; nil when fine.
     let problem: @Sendable (Root) -> String?
+    /// The values an integer key takes (nil for other keys).
+    public internal(set) var acceptedRange: ClosedRange<Int>? = nil
 
     /// A key whose value is decoded as `Value` (an optional one takes `null`), then judged by
     /// `check` (which answers what is wrong, after the key's name, or nil).
@@ -48,7 +50,9 @@ public struct ConfigurationKey<Root>: Sendable {
         case (let low, Int.max): message = "must be at least \(low)"
         case (let low, let high): message = "must be between \(low) and \(high)"
         }
-        return value(name, keyPath, meaning) { range.contains($0) ? nil : message + (why.isEmpty ? "" : " \(why)") }
+        var key = value(name, keyPath, meaning) { range.contains($0) ? nil : message + (why.isEmpty ? "" : " \(why)") }
+        key.acceptedRange = range
+        return key
     }
 
     /// A block of keys of its own (`"limits": {…}`), read and checked by its own table; its

@@ -56,7 +56,10 @@ public struct ServerConfiguration: Decodable, Sendable, Equatable {
 
     public init() {}
 
-    /// Every key of the file, in the order Config/server.json lists them.
+    /// Every key of the file, in the order Config/server.json lists them. Every duration and
+    /// count has an upper bound: a lifetime is added to the clock and stored as milliseconds, and
+    /// an unbounded one overflowed at the first login (lifetimes at most a year, retention
+    /// periods at most ten years).
     public static let keys: [ConfigurationKey<ServerConfiguration>] = [
         .value("host", \.host, "Address to listen on (IPv4)."),
         .integer("port", \.port, 0...65_535, "TCP port; 0 picks a free one and prints it."),
@@ -64,23 +67,23 @@ public struct ServerConfiguration: Decodable, Sendable, Equatable {
                "The database: a SQLite file (`PATH` or `sqlite:PATH`) or a PostgreSQL URL (`postgres://USER@HOST:PORT/DATABASE`, the password from PGPASSWORD or a passfile)."),
         .value("secretFile", \.secretFile, "Where the token/OTP signing secret lives; by default beside the database (`<db>.secret`)."),
         .value("passKeysFile", \.passKeysFile, "The pass keys (api.md \"Offline passes\"); default `<database>.pass-keys`."),
-        .integer("otpLifetimeSeconds", \.otpLifetimeSeconds, 1...Int.max, "OTP lifetime (api.md: 10 minutes)."),
-        .integer("otpMaxWrongTries", \.otpMaxWrongTries, 1...Int.max, "Wrong tries before a code dies (api.md: 5)."),
-        .integer("otpSendsPerHour", \.otpSendsPerHour, 1...Int.max, "Codes sent per email per hour (api.md: 5)."),
-        .integer("otpResendIntervalSeconds", \.otpResendIntervalSeconds, 0...Int.max,
+        .integer("otpLifetimeSeconds", \.otpLifetimeSeconds, 1...86_400, "OTP lifetime (api.md: 10 minutes)."),
+        .integer("otpMaxWrongTries", \.otpMaxWrongTries, 1...100, "Wrong tries before a code dies (api.md: 5)."),
+        .integer("otpSendsPerHour", \.otpSendsPerHour, 1...1_000, "Codes sent per email per hour (api.md: 5)."),
+        .integer("otpResendIntervalSeconds", \.otpResendIntervalSeconds, 0...3_600,
                  "Minimum time between two codes for one email (api.md: 30 s)."),
         .value("otpDeliveryCommand", \.otpDeliveryCommand,
                "A program run for each code sent to a known user: the email as its only argument, the code on standard input (a sendmail wrapper, an SMS gateway script). Without it codes can only be read with --dev."),
-        .integer("tokenLifetimeSeconds", \.tokenLifetimeSeconds, 1...Int.max, "Login token lifetime (api.md: 12 hours)."),
-        .integer("scannerTokenLifetimeSeconds", \.scannerTokenLifetimeSeconds, 1...Int.max, "Scanner token lifetime (api.md: 30 days)."),
+        .integer("tokenLifetimeSeconds", \.tokenLifetimeSeconds, 1...31_536_000, "Login token lifetime (api.md: 12 hours)."),
+        .integer("scannerTokenLifetimeSeconds", \.scannerTokenLifetimeSeconds, 1...31_536_000, "Scanner token lifetime (api.md: 30 days)."),
         .integer("kioskTokenLifetimeDays", \.kioskTokenLifetimeDays, 1...3650,
                  "An enrolled kiosk's credential lifetime (api.md: `kioskTokenLifetimeDays`, default 365)."),
-        .integer("enrolmentAttemptsPerMinute", \.enrolmentAttemptsPerMinute, 1...Int.max,
+        .integer("enrolmentAttemptsPerMinute", \.enrolmentAttemptsPerMinute, 1...100_000,
                  "Wrong kiosk enrolment codes the server takes per minute, from everyone together; beyond, 429 until the minute is over."),
-        .integer("bodyLimitBytes", \.bodyLimitBytes, 1...Int.max, "Largest request body accepted (api.md: 65,536 bytes)."),
+        .integer("bodyLimitBytes", \.bodyLimitBytes, 1...67_108_864, "Largest request body accepted (api.md: 65,536 bytes)."),
         .integer("threads", \.threads, 1...256,
                  "HTTP worker threads. Writers wait for their commit, so more threads than cores lets more commits share one fsync."),
-        .integer("idempotencyRetentionHours", \.idempotencyRetentionHours, 24...Int.max,
+        .integer("idempotencyRetentionHours", \.idempotencyRetentionHours, 24...87_600,
                  "How long idempotency records are kept (api.md: at least 24 hours).", why: "(api.md)"),
         .value("sqliteSynchronous", \.sqliteSynchronous, "SQLite `synchronous` mode: FULL survives a power cut (see README).") {
             ["OFF", "NORMAL", "FULL", "EXTRA"].contains($0.uppercased()) ? nil : "must be OFF, NORMAL, FULL or EXTRA"
@@ -93,16 +96,16 @@ public struct ServerConfiguration: Decodable, Sendable, Equatable {
         },
         .integer("retentionDays", \.retentionDays, OrganizationRules.retentionDaysRange,
                  "The retention of organizations that set none (api.md \"Retention\"); the server writes it into the database at start, so that `gatepass admin retention --db` follows it."),
-        .integer("eventRetentionHours", \.eventRetentionHours, 24...Int.max,
+        .integer("eventRetentionHours", \.eventRetentionHours, 24...87_600,
                  "How long events (and so notification lists) are kept; api.md asks for at least 24 hours of replay.", why: "(api.md)"),
-        .integer("pushDeliveryRetentionHours", \.pushDeliveryRetentionHours, 1...Int.max,
+        .integer("pushDeliveryRetentionHours", \.pushDeliveryRetentionHours, 1...87_600,
                  "How long the push delivery log keeps a row (a delivery also goes with its event)."),
         // A mail is retried for up to 24 hours: its log row must outlive that.
-        .integer("mailLogRetentionHours", \.mailLogRetentionHours, 24...Int.max,
+        .integer("mailLogRetentionHours", \.mailLogRetentionHours, 24...87_600,
                  "How long the mail log keeps a sent or given-up mail (queued mail is never purged)."),
         .integer("eventPingSeconds", \.eventPingSeconds, 1...15,
                  "An idle event stream gets a `: ping` this often (api.md: at least every 15 s).", why: "(api.md)"),
-        .integer("pushFailAfterSeconds", \.pushFailAfterSeconds, 1...Int.max, "A push delivery still pending after this long is marked failed."),
+        .integer("pushFailAfterSeconds", \.pushFailAfterSeconds, 1...604_800, "A push delivery still pending after this long is marked failed."),
         .integer("maxConnections", \.maxConnections, 16...1_000_000, "Open connections at most, event streams included."),
         .integer("maxConnectionsPerIP", \.maxConnectionsPerIP, 1...100_000,
                  "Open connections per client address at most (loopback included); `trustedProxies` are exempt, since behind a reverse proxy the proxy limits per client."),

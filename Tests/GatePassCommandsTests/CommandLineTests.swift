@@ -407,7 +407,7 @@ func temporaryPath(_ name: String) -> String {
         ("{\"threads\": 0}", "threads must be between 1 and 256"),
         ("{\"sqliteSynchronous\": \"SOMETIMES\"}", "sqliteSynchronous must be OFF, NORMAL, FULL or EXTRA"),
         ("{\"timeZone\": \"Mars/Olympus\"}", "timeZone must be an IANA zone"),
-        ("{\"idempotencyRetentionHours\": 1}", "idempotencyRetentionHours must be at least 24"),
+        ("{\"idempotencyRetentionHours\": 1}", "idempotencyRetentionHours must be between 24 and 87600"),
         // A key the server does not know stops the start, naming the nearest one it knows.
         ("{\"retentionDayz\": 30}", "unknown key retentionDayz; the nearest known key is retentionDays"),
         ("{\"treads\": 4}", "unknown key treads; the nearest known key is threads"),

@@ -71,11 +71,15 @@ import Testing
             let copied = run("db", "copy", "--from", "sqlite:" + database, "--to", url)
             #expect(copied.status == 0, "\(copied.terminal.stderr)")
             let lines = copied.terminal.stdout.split(separator: "\n").map(String.init)
-            #expect(lines.first == "table" + String(repeating: " ", count: 15) + "rows  checksum (SHA-256, equal on both sides)")
-            // Names padded to the longest (notification_marks), counts right-aligned, then 64 hex digits.
-            let organizations = "organizations" + String(repeating: " ", count: 10) + "1  "
+            // Names padded to the longest (scanner_device_passes, 21 characters), counts
+            // right-aligned under "rows", then 64 hex digits.
+            func padded(_ name: String, _ count: String) -> String {
+                name + String(repeating: " ", count: 21 + 6 - name.count - count.count) + count + "  "
+            }
+            #expect(lines.first == padded("table", "rows") + "checksum (SHA-256, equal on both sides)")
+            let organizations = padded("organizations", "1")
             #expect(lines.contains { $0.hasPrefix(organizations) && $0.count == organizations.count + 64 })
-            #expect(lines.contains { $0.hasPrefix("audit_log" + String(repeating: " ", count: 14) + "1  ") })
+            #expect(lines.contains { $0.hasPrefix(padded("audit_log", "1")) })
             let folder = URL(fileURLWithPath: database).deletingLastPathComponent().path
             #expect(lines.contains("audit head copied to \(folder)/gatepass.audit-head"))
             #expect(lines.last?.hasPrefix("audit chain on PostgreSQL: ") == true)
