@@ -41,7 +41,10 @@ extension Administration {
             if !dryRun && counts != .zero { try audit.log.committed(store) }
             outcomes.append(RetentionOutcome(organizationId: organizationId, organization: name, counts: counts))
         }
-        // Closing checkpoints the WAL and truncates it: no older copy of the erased rows stays.
+        // Closing checkpoints the WAL and truncates it, waiting up to the busy timeout for a
+        // running server's readers: then no older copy of the erased rows stays. When a reader
+        // holds on longer, the copies stay in the WAL until the server's next erase, retention
+        // run or stop truncates it (README "Erasure and the files").
         return outcomes
     }
 }
