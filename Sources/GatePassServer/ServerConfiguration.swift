@@ -58,8 +58,8 @@ public struct ServerConfiguration: Decodable, Sendable, Equatable {
 
     /// Every key of the file, in the order Config/server.json lists them. Every duration and
     /// count has an upper bound: a lifetime is added to the clock and stored as milliseconds, and
-    /// an unbounded one overflowed at the first login (lifetimes at most a year, retention
-    /// periods at most ten years).
+    /// an unbounded one overflowed at the first login (token lifetimes and retention
+    /// periods at most ten years, a code's at most a day).
     public static let keys: [ConfigurationKey<ServerConfiguration>] = [
         .value("host", \.host, "Address to listen on (IPv4)."),
         .integer("port", \.port, 0...65_535, "TCP port; 0 picks a free one and prints it."),
@@ -74,8 +74,8 @@ public struct ServerConfiguration: Decodable, Sendable, Equatable {
                  "Minimum time between two codes for one email (api.md: 30 s)."),
         .value("otpDeliveryCommand", \.otpDeliveryCommand,
                "A program run for each code sent to a known user: the email as its only argument, the code on standard input (a sendmail wrapper, an SMS gateway script). Without it codes can only be read with --dev."),
-        .integer("tokenLifetimeSeconds", \.tokenLifetimeSeconds, 1...31_536_000, "Login token lifetime (api.md: 12 hours)."),
-        .integer("scannerTokenLifetimeSeconds", \.scannerTokenLifetimeSeconds, 1...31_536_000, "Scanner token lifetime (api.md: 30 days)."),
+        .integer("tokenLifetimeSeconds", \.tokenLifetimeSeconds, 1...315_360_000, "Login token lifetime (api.md: 12 hours)."),
+        .integer("scannerTokenLifetimeSeconds", \.scannerTokenLifetimeSeconds, 1...315_360_000, "Scanner token lifetime (api.md: 30 days)."),
         .integer("kioskTokenLifetimeDays", \.kioskTokenLifetimeDays, 1...3650,
                  "An enrolled kiosk's credential lifetime (api.md: `kioskTokenLifetimeDays`, default 365)."),
         .integer("enrolmentAttemptsPerMinute", \.enrolmentAttemptsPerMinute, 1...100_000,
