@@ -24,6 +24,8 @@ final class RowDecoderFuzzing: @unchecked Sendable {
     enum Kind {
         case time, optionalTime, boolean
         case integer(ClosedRange<Int64>)
+        /// NULL (a setting left to the server's default), or an integer in the range.
+        case optionalInteger(ClosedRange<Int64>)
         /// Codes and texts: the decoder's parser judges them; only the failure's kind is checked.
         case other
     }
@@ -87,7 +89,7 @@ final class RowDecoderFuzzing: @unchecked Sendable {
             Column(table: "users", name: "disabled", kind: .boolean, key: ("id", "u1"), read: readUser),
             Column(table: "users", name: "can_scan", kind: .boolean, key: ("id", "u1"), read: readUser),
             Column(table: "users", name: "role", kind: .other, key: ("id", "u1"), read: readUser),
-            Column(table: "organizations", name: "retention_days", kind: .integer(Self.retentionDays), key: ("id", "o1")) { tx in
+            Column(table: "organizations", name: "retention_days", kind: .optionalInteger(Self.retentionDays), key: ("id", "o1")) { tx in
                 FuzzCheck.require(try tx.directory.organization(id: "o1") != nil, "the seeded organization is gone")
             },
             Column(table: "checkpoints", name: "is_default", kind: .boolean, key: ("id", "c1")) { tx in
@@ -206,12 +208,13 @@ final class RowDecoderFuzzing: @unchecked Sendable {
     static func understood(_ stored: Int64??, as kind: Kind) -> Bool? {
         switch (kind, stored) {
         case (.other, _): return nil
-        case (.optionalTime, .some(.none)): return true
+        case (.optionalTime, .some(.none)), (.optionalInteger, .some(.none)): return true
         case (_, .some(.none)): return false
         case (_, .none): return false
         case (.time, .some(.some(let value))), (.optionalTime, .some(.some(let value))): return StoredTime.range.contains(value)
         case (.boolean, .some(.some(let value))): return value == 0 || value == 1
-        case (.integer(let range), .some(.some(let value))): return range.contains(value)
+        case (.integer(let range), .some(.some(let value))), (.optionalInteger(let range), .some(.some(let value))):
+            return range.contains(value)
         }
     }
 
