@@ -33,7 +33,7 @@ struct AdminRetentionCommand: GatePassCommand {
         let outcomes: [Administration.RetentionOutcome]
         do {
             outcomes = try Administration.runRetention(database: database, secretFile: secretFile, dryRun: dryRun,
-                                                       now: context.clock.now())
+                                                       now: context.clock.now(), warn: { context.terminal.err(visible: $0) })
         } catch let failure as Administration.Failure {
             throw CommandFailure(failure.message)
         } catch {

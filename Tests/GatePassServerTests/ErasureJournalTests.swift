@@ -147,6 +147,55 @@ import Testing
         }
     }
 
+    /// `gatepass admin retention --db` beside a running server: its attempts to empty the WAL
+    /// wait for no lock (a closing checkpoint that waited held the server's writes up), it
+    /// tries again after a pause, and it says so when a reader outlasts every attempt.
+    @Test func theCommandsRetentionRunEmptiesTheJournalOnceTheReaderEnds() throws {
+        try Self.withSite(timer: ManualRetryTimer()) { server, site in
+            let start = server.clock.now()
+            _ = try server.createVisitor(site.ownerToken, ["name": Self.name, "email": Self.email, "invite": true,
+                                                           "validFrom": iso(start), "validUntil": iso(start.addingTimeInterval(3_600))])
+            let reader = try Self.openReader(server)
+            var readerOpen = true
+            defer { if readerOpen { reader.close() } }
+            var pauses: [Int] = []
+            var warnings: [String] = []
+            let outcomes = try Administration.runRetention(
+                database: server.store.path, dryRun: false, now: start.addingTimeInterval(181 * 86_400), journalAttempts: 3,
+                pause: { attempt in
+                    pauses.append(attempt)
+                    // The server's reader ends while the command waits between two attempts.
+                    try? reader.executeScript("COMMIT")
+                    reader.close()
+                    readerOpen = false
+                },
+                warn: { warnings.append($0) })
+            #expect(outcomes.map(\.counts.visitors) == [1])
+            #expect(pauses == [1], "busy once, emptied at the second attempt")
+            #expect(warnings.isEmpty, "\(warnings)")
+            #expect(Self.copies(of: Self.name, in: server) == [:])
+            #expect(Self.copies(of: Self.email, in: server) == [:])
+        }
+    }
+
+    @Test func theCommandSaysWhenAReaderOutlastsItsAttempts() throws {
+        try Self.withSite(timer: ManualRetryTimer()) { server, site in
+            let start = server.clock.now()
+            _ = try server.createVisitor(site.ownerToken, ["name": Self.name, "email": Self.email,
+                                                           "validFrom": iso(start), "validUntil": iso(start.addingTimeInterval(3_600))])
+            let reader = try Self.openReader(server)
+            defer { reader.close() }
+            var warnings: [String] = []
+            let outcomes = try Administration.runRetention(
+                database: server.store.path, dryRun: false, now: start.addingTimeInterval(181 * 86_400), journalAttempts: 2,
+                pause: { _ in }, warn: { warnings.append($0) })
+            #expect(outcomes.map(\.counts.visitors) == [1])
+            #expect(warnings.count == 1 && warnings.first?.contains("gatepass.db-wal") == true, "\(warnings)")
+            // Honest: the copies are still there while the reader reads.
+            #expect(Self.copies(of: Self.email, in: server)["gatepass.db-wal", default: 0] > 0)
+        }
+    }
+
     @Test func aRetentionRunWithAReaderOpenLeavesNoCopyOnceTheReaderEnds() throws {
         let timer = ManualRetryTimer()
         try Self.withSite(timer: timer) { server, site in

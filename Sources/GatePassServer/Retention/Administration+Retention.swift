@@ -14,10 +14,16 @@ extension Administration {
     /// of the data), whatever the hour. A real run records `retention.run` (actor `system`) for
     /// each organization it changed, chained with the key from the server's secret; a dry run
     /// changes nothing.
-    /// - Parameter secretFile: the server's secret (default `<database>.secret`); it must exist:
-    ///   entries chained under a new secret's key would break the server's chain.
-    public static func runRetention(database: String, secretFile: String? = nil, dryRun: Bool,
-                                    now: Date) throws -> [RetentionOutcome] {
+    /// - Parameters:
+    ///   - secretFile: the server's secret (default `<database>.secret`); it must exist:
+    ///     entries chained under a new secret's key would break the server's chain.
+    ///   - journalAttempts: how many times a run that erased something tries to empty the WAL
+    ///     (each attempt waits for no lock: a running server's reader makes it answer busy).
+    ///   - pause: what happens between two attempts (a second's sleep; tests pass their own).
+    ///   - warn: told, in one sentence, when a reader outlasted every attempt.
+    public static func runRetention(database: String, secretFile: String? = nil, dryRun: Bool, now: Date,
+                                    journalAttempts: Int = 30, pause: (_ attempt: Int) -> Void = { _ in Thread.sleep(forTimeInterval: 1) },
+                                    warn: (String) -> Void = { _ in }) throws -> [RetentionOutcome] {
         let files = try DatabaseFiles(database: database, secretFile: secretFile)
         let secretPath = try files.secretFile()
         guard FileManager.default.fileExists(atPath: secretPath) else {
@@ -41,10 +47,23 @@ extension Administration {
             if !dryRun && counts != .zero { try audit.log.committed(store) }
             outcomes.append(RetentionOutcome(organizationId: organizationId, organization: name, counts: counts))
         }
-        // Closing checkpoints the WAL and truncates it, waiting up to the busy timeout for a
-        // running server's readers: then no older copy of the erased rows stays. When a reader
-        // holds on longer, the copies stay in the WAL until the server's next erase, retention
-        // run or stop truncates it (README "Erasure and the files").
+        // The old versions of the erased rows' pages are still in the WAL: empty it, without
+        // waiting for a running server's readers (a checkpoint that waits blocks the server's
+        // writes meanwhile), trying again after a pause while one is in the way.
+        if !dryRun && outcomes.contains(where: { $0.counts != .zero }) {
+            var emptied = try store.truncateJournalNow()
+            var attempt = 1
+            while !emptied && attempt < journalAttempts {
+                pause(attempt)
+                attempt += 1
+                emptied = try store.truncateJournalNow()
+            }
+            if !emptied {
+                store.stopWaitingForLocks()
+                warn("\(database)-wal still holds copies of the erased values: a reader of the running server held it "
+                     + "through \(journalAttempts) attempts; they go at the server's next erase, retention run or stop")
+            }
+        }
         return outcomes
     }
 }

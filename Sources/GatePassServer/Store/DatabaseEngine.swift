@@ -19,6 +19,12 @@ protocol DatabaseEngine: Sendable {
     func refuseQueuedWrites()
     /// Leaves no older copy of changed data in the engine's journal (after an erase).
     func truncateJournal() throws
+    /// One attempt to empty the journal that waits for no lock and schedules no retry: true
+    /// when it is empty (a command that is about to exit retries it itself).
+    func truncateJournalNow() throws -> Bool
+    /// From now on the writer waits for no other connection's lock, its close's checkpoint
+    /// included: a command beside a running server must not hold the server's writes up.
+    func stopWaitingForLocks()
     /// Finishes work in progress and closes every connection.
     func close()
     /// The group-commit writer's counts so far.

@@ -113,6 +113,8 @@ public final class ServerDatabase: Sendable {
 
     /// After an erase: no older copy of what it removed stays in the journal (SQLite's WAL).
     func truncateJournal() throws { try engine.truncateJournal() }
+    func truncateJournalNow() throws -> Bool { try engine.truncateJournalNow() }
+    func stopWaitingForLocks() { engine.stopWaitingForLocks() }
 
     /// Finishes queued writes and closes every connection.
     public func close() { engine.close() }

@@ -88,6 +88,10 @@ final class PostgresEngine: DatabaseEngine {
     /// PostgreSQL keeps an erased row's old version until VACUUM reclaims it; this runs one on
     /// the tables an erase touches, so the space is marked free soon rather than at autovacuum's
     /// leisure (VACUUM frees the space; it does not overwrite it: README "Erasure and the files").
+    /// PostgreSQL has no journal file of ours to empty (README "Erasure and the files").
+    func truncateJournalNow() throws -> Bool { true }
+    func stopWaitingForLocks() {}
+
     func truncateJournal() throws {
         try pool.withConnection { connection in
             try connection.executeScript("VACUUM visitors, scans, events, mail_queue, audit_log, push_deliveries")

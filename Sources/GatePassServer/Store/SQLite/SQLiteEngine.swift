@@ -207,6 +207,20 @@ final class SQLiteEngine: DatabaseEngine {
         try journal.attempt()
     }
 
+    func truncateJournalNow() throws -> Bool {
+        switch checkpointer.truncate() {
+        case .truncated: return true
+        case .busy, .stopped: return false
+        case .failed(let failure): throw failure
+        }
+    }
+
+    func stopWaitingForLocks() {
+        // busy_timeout 0: the close's TRUNCATE checkpoint answers busy at once instead of
+        // blocking the server's writers while it waits for their readers.
+        _ = try? writer.write { db in try db.executeScript("PRAGMA busy_timeout = 0") }
+    }
+
     func refuseQueuedWrites() {
         writer.refuseQueued()
     }
