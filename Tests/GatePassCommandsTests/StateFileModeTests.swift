@@ -87,20 +87,6 @@ import Testing
         #expect(trace.modeChanges.isEmpty, "\(trace.modeChanges)")
     }
 
-    /// `gatepass` run to its end: exit status and stderr.
-    static func run(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = ServeProcessTests.executable
-        process.arguments = arguments
-        process.standardOutput = Pipe()
-        let stderr = Pipe()
-        process.standardError = stderr
-        try process.run()
-        let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-
     /// `serve` refuses a database its group or others may read, naming it, as it refuses such
     /// a secret; a command that reads a copy (`audit verify --db`) reads a 0644 one.
     @Test func serveRefusesASharedDatabaseAndCommandsReadACopy() throws {
@@ -109,16 +95,16 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let database = directory + "/gatepass.db"
-        let made = try Self.run(["user", "add", "--db", database, "--email", "owner@acme.test", "--name", "Olga Owner",
+        let made = try ServeProcessTests.runToEnd(["user", "add", "--db", database, "--email", "owner@acme.test", "--name", "Olga Owner",
                                  "--role", "OWNER", "--organization", "Acme"])
-        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.status == 0, "\(made.err)")
         #expect(chmod(database, 0o644) == 0)
-        let served = try Self.run(["serve", "--port", "0", "--db", database])
-        #expect(served.status == 1, "\(served.stderr)")
-        #expect(served.stderr.contains("\(database) has mode 644") && served.stderr.contains("chmod 600 \(database)"), "\(served.stderr)")
+        let served = try ServeProcessTests.runToEnd(["serve", "--port", "0", "--db", database])
+        #expect(served.status == 1, "\(served.err)")
+        #expect(served.err.contains("\(database) has mode 644") && served.err.contains("chmod 600 \(database)"), "\(served.err)")
         #expect(Self.mode(database) == 0o644, "the refusal changes nothing")
-        let verified = try Self.run(["audit", "verify", "--db", database])
-        #expect(verified.status == 0, "\(verified.stderr)")
+        let verified = try ServeProcessTests.runToEnd(["audit", "verify", "--db", database])
+        #expect(verified.status == 0, "\(verified.err)")
     }
 
     @Test func theClientStateFileIsCreatedPrivate() throws {
