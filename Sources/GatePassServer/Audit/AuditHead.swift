@@ -44,9 +44,8 @@ struct AuditHead: Sendable, Equatable {
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw AuditHeadError(path: path, problem: "cannot be read") }
-        let permissions = status.st_mode & 0o777
-        if requirePrivate && permissions & 0o077 != 0 {
-            throw AuditHeadError(path: path, problem: "has mode \(String(permissions, radix: 8)): its group or others may read or write it; run chmod 600 \(path), then gatepass audit verify")
+        if requirePrivate, let problem = PrivateFileMode.problem(status, path: path) {
+            throw AuditHeadError(path: path, problem: problem + ", then gatepass audit verify")
         }
         let data = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readDataToEndOfFile()
         guard let text = String(data: data, encoding: .utf8) else { throw AuditHeadError(path: path, problem: "cannot be read") }

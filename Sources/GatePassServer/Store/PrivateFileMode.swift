@@ -11,11 +11,18 @@ enum PrivateFileMode {
     ///   - advice: what else to do after the `chmod`, a clause beginning with its separator.
     /// - Throws: `ConfigurationError` when any group or other permission bit is set.
     static func check(_ status: stat, path: String, what: String, advice: String = "") throws(ConfigurationError) {
-        let permissions = status.st_mode & 0o777
-        guard permissions & 0o077 == 0 else {
-            throw ConfigurationError(message: "\(what) \(path) has mode \(String(permissions, radix: 8)): its group or others "
-                                     + "may read or write it; run chmod 600 \(path)\(advice)")
+        if let problem = problem(status, path: path) {
+            throw ConfigurationError(message: "\(what) \(path) \(problem)\(advice)")
         }
+    }
+
+    /// What is wrong with a file of `status`, after its name (`has mode 644: …; run chmod 600
+    /// PATH`); nil when its group and others have no permission. For the errors of layers that
+    /// name the file their own way (the audit head).
+    static func problem(_ status: stat, path: String) -> String? {
+        let permissions = status.st_mode & 0o777
+        guard permissions & 0o077 != 0 else { return nil }
+        return "has mode \(String(permissions, radix: 8)): its group or others may read or write it; run chmod 600 \(path)"
     }
 
     /// `check` for a file named by path, when it exists (`stat`, so a symbolic link is judged
