@@ -205,9 +205,9 @@ public final class AuditScreen: ConsoleScreen {
         }
     }
 
-    /// When 12, action 22; the rest actor 40 %, entity 60 %.
+    /// When 13, action 22; the rest actor 40 %, entity 60 %.
     static func columns(width: Int) -> TableColumns {
-        let when = min(max(0, width), 12)
+        let when = min(max(0, width), 13)
         let action = min(max(0, width - when), 22)
         let rest = max(0, width - when - action)
         let actor = rest * 4 / 10

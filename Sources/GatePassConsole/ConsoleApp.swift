@@ -274,7 +274,7 @@ public final class ConsoleApp {
             "",
             alert.headline,
             "\(alert.visitorName) at \(alert.gate)",
-            "received \(SiteClock(timeZone: factory.timeZone()).minute(alert.receivedAt)) (\(factory.timeZone().identifier))",
+            "received \(SiteClock(timeZone: factory.timeZone()).dateTime(alert.receivedAt)) (\(factory.timeZone().identifier))",
             "",
             "v: open the visitor · " + (more > 0 ? "Enter or Esc: dismiss (\(more) more waiting)" : "Enter or Esc: dismiss"),
         ].map(TerminalText.visible)   // measured as drawn: an escape sequence in a name takes cells of its own

@@ -147,7 +147,7 @@ public final class OnSiteScreen: ConsoleScreen {
     /// and invisible characters spelled out (`TerminalText.visible`), columns padded, nothing cut.
     public func rollText() -> String {
         let now = clock()
-        var lines = ["On site at \(site?.name ?? "the site") — \(siteTime.minute(now)) (\(siteTime.timeZone.identifier))",
+        var lines = ["On site at \(site?.name ?? "the site") — \(siteTime.dateTime(now)) (\(siteTime.timeZone.identifier))",
                      visitors.count == 1 ? "1 person checked in" : "\(visitors.count) people checked in"]
         if let loaded, loaded.fromCache {
             lines.append("OFFLINE: the roll as it was \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago; check at the gates.")
@@ -155,7 +155,7 @@ public final class OnSiteScreen: ConsoleScreen {
         lines.append("")
         let table = [["Name", "Company", "Host", "Gate", "In"]] + visitors.map { visitor in
             [visitor.name, visitor.company ?? "", visitor.hostName ?? "", gate(of: visitor),
-             visitor.checkedInAt.map { siteTime.minute($0) } ?? ""].map(TerminalText.visible)
+             visitor.checkedInAt.map { siteTime.dateTime($0) } ?? ""].map(TerminalText.visible)
         }
         let widths = (0..<5).map { column in table.map { $0[column].count }.max() ?? 0 }
         for row in table {
@@ -179,7 +179,7 @@ public final class OnSiteScreen: ConsoleScreen {
         let count = visitors.count == 1 ? "1 person" : "\(visitors.count) people"
         var heading = "On site now: \(count)"
         if let site { heading += " · \(site.name)" }
-        cursor.line(heading + " · \(siteTime.minute(now)) (\(siteTime.timeZone.identifier))", .title, on: &canvas)
+        cursor.line(heading + " · \(siteTime.dateTime(now)) (\(siteTime.timeZone.identifier))", .title, on: &canvas)
         if let time = site?.autoCheckoutAt {
             cursor.line("Visitors still inside at \(time) are checked out automatically.", .dim, on: &canvas)
         }
@@ -194,10 +194,10 @@ public final class OnSiteScreen: ConsoleScreen {
         }
     }
 
-    /// Columns: time in 11 on the right, the rest name 30 %, company 20 %, host 25 %, gate 25 %.
+    /// Columns: time in 13 on the right, the rest name 30 %, company 20 %, host 25 %, gate 25 %.
     struct Columns {
         static func layout(width: Int) -> TableColumns {
-            let time = min(max(0, width), 11)
+            let time = min(max(0, width), 13)
             let rest = max(0, width - time)
             let name = rest * 3 / 10, company = rest * 2 / 10, host = rest / 4
             return TableColumns(widths: [name, company, host, rest - name - company - host, time])

@@ -251,10 +251,10 @@ public final class VisitorsScreen: ConsoleScreen {
         }
     }
 
-    /// Columns: from 12, status 18 on the right, the rest name 40 %, company 30 %, host 30 %.
+    /// Columns: from 13 (`SiteClock.short` of another day, `16 Jun 18:06`, and a gap), status 18 on the right, the rest name 40 %, company 30 %, host 30 %.
     struct Columns {
         static func layout(width: Int) -> TableColumns {
-            let from = min(max(0, width), 12)
+            let from = min(max(0, width), 13)
             let status = min(max(0, width - from), 18)
             let rest = max(0, width - from - status)
             let name = rest * 4 / 10, company = rest * 3 / 10

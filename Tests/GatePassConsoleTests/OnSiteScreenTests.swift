@@ -23,11 +23,11 @@ import Testing
         withScreen(Self.two + [Fixtures.visitor(3, status: .checkedOut)]) { screen, _, _ in
             #expect(screen.visitors.map(\.id) == ["v2", "v1"], "by name, and only who is checked in")
             let canvas = Fixtures.render(screen, width: 80, height: 8)
-            #expect(canvas.line(0) == "On site now: 2 people · Acme Works · 2025-06-15 18:06 (Europe/Bucharest)")
+            #expect(canvas.line(0) == "On site now: 2 people · Acme Works · 15 Jun 2025 18:06 (Europe/Bucharest)")
             // 80 columns: time 11, then name 20, company 13, host 17, gate 19.
-            #expect(canvas.line(1) == pad("Name", 20) + pad("Company", 13) + pad("Host", 17) + pad("Gate", 19) + "In")
-            #expect(canvas.line(2) == pad("ana Pop", 20) + pad("Acme", 13) + pad("Ion", 17) + pad("Main gate", 19) + "17:56")
-            #expect(canvas.line(3) == pad("Zoe Lung", 20) + pad("Acme", 13) + pad("Ion", 17) + pad("Dock", 19) + "16:36")
+            #expect(canvas.line(1) == pad("Name", 20) + pad("Company", 13) + pad("Host", 16) + pad("Gate", 18) + "In")
+            #expect(canvas.line(2) == pad("ana Pop", 20) + pad("Acme", 13) + pad("Ion", 16) + pad("Main gate", 18) + "17:56")
+            #expect(canvas.line(3) == pad("Zoe Lung", 20) + pad("Acme", 13) + pad("Ion", 16) + pad("Dock", 18) + "16:36")
             #expect(canvas.line(7) == "Enter: open · e: export to a text file · r: reload")
             #expect(screen.handle(.down) == .redraw)
             #expect(screen.handle(.enter) == .openVisitor(id: "v1"))
@@ -93,13 +93,13 @@ import Testing
             #expect(services.savedRolls.count == 1)
             let text = services.savedRolls[0]
             #expect(text == """
-                On site at Acme Works — 2025-06-15 18:06 (Europe/Bucharest)
+                On site at Acme Works — 15 Jun 2025 18:06 (Europe/Bucharest)
                 3 people checked in
 
                 Name                    Company  Host  Gate       In
-                ana Pop                 Acme     Ion   Main gate  2025-06-15 17:56
-                Eve\\x1b[2J<U+202E>李小龍🙂  Acme     Ion   Main gate  2025-06-15 18:01
-                Zoe Lung                Acme     Ion   Dock       2025-06-15 16:36
+                ana Pop                 Acme     Ion   Main gate  15 Jun 2025 17:56
+                Eve\\x1b[2J<U+202E>李小龍🙂  Acme     Ion   Main gate  15 Jun 2025 18:01
+                Zoe Lung                Acme     Ion   Dock       15 Jun 2025 16:36
 
                 """)
             #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })

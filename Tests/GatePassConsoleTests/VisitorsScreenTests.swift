@@ -28,9 +28,9 @@ import Testing
             let canvas = Fixtures.render(screen, width: 80, height: 10)
             #expect(canvas.line(0) == "Visitors from 2025-06-15 (Europe/Bucharest) · all statuses · 3 shown")
             // 80 columns: from 12, status 18, then name 20, company 15, host 15.
-            #expect(canvas.line(1) == pad("From", 12) + pad("Name", 20) + pad("Company", 15) + pad("Host", 15) + "Status")
-            #expect(canvas.line(2) == pad("18:06", 12) + pad("Ana Pop", 20) + pad("Acme", 15) + pad("Ion", 15) + "expected")
-            #expect(canvas.line(3) == pad("06-16 18:06", 12) + pad("Dan Ene", 20) + pad("Acme", 15) + pad("Ion", 15) + "awaiting approval")
+            #expect(canvas.line(1) == pad("From", 13) + pad("Name", 19) + pad("Company", 14) + pad("Host", 16) + "Status")
+            #expect(canvas.line(2) == pad("18:06", 13) + pad("Ana Pop", 19) + pad("Acme", 14) + pad("Ion", 16) + "expected")
+            #expect(canvas.line(3) == pad("16 Jun 18:06", 13) + pad("Dan Ene", 19) + pad("Acme", 14) + pad("Ion", 16) + "awaiting approval")
             #expect(canvas.line(4).hasSuffix("checked in"))
             #expect(canvas[0, 2].style == .selected && canvas[79, 2].style == .selected)
             #expect(canvas[0, 3].style.role == .warning, "awaiting approval stands out")
@@ -195,7 +195,7 @@ import Testing
                 #expect(!canvas.text.contains("\u{1B}"))
             }
             let canvas = Fixtures.render(screen, width: 80, height: 8)
-            #expect(canvas.line(6).hasPrefix(pad("18:06", 12) + "Visitor 40 李小龍🙂\\x1"), "the last row is in view, spelled out")
+            #expect(canvas.line(6).hasPrefix(pad("18:06", 13) + "Visitor 40 李小龍🙂\\x…"), "the last row is in view, spelled out")
         }
     }
 
