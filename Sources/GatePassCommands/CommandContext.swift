@@ -15,13 +15,15 @@ struct CommandContext {
     }
 
     /// The client core and the transport it uses (the console's services need both).
-    func coreAndTransport(platform: String = "console",
-                          extraRequestTime: Double = 0) throws -> (core: ClientCore, transport: any HTTPTransport) {
+    /// - Parameter wrapping: puts a layer over the transport (the console's, which reports
+    ///   every request's outcome); the core and the caller both get the wrapped one.
+    func coreAndTransport(platform: String = "console", extraRequestTime: Double = 0,
+                          wrapping: (any HTTPTransport) -> any HTTPTransport = { $0 }) throws -> (core: ClientCore, transport: any HTTPTransport) {
         let directory = StateDirectory.resolve(environment: environment)
         let store = try ClientDatabase(directory: directory)
         var options = try transportOptions(store)
         options.requestTimeout += .milliseconds(Int(extraRequestTime * 1000))
-        let transport = CurlSession(options: options)
+        let transport = wrapping(CurlSession(options: options))
         return (ClientCore(store: store, directory: directory, transport: transport, clock: clock, platform: platform),
                 transport)
     }

@@ -50,7 +50,11 @@ struct ConsoleCommand: GatePassCommand {
                            clock: any WallClock) throws -> Int32 {
         let server = options.server
         let context = ClientCommands.Context(terminal: terminal, environment: environment, clock: clock)
-        let (core, transport) = try context.coreAndTransport(platform: "console")
+        // Every request says whether the server answered: the status line and the More tab read that.
+        let connection = ConsoleConnection(start: clock.now())
+        let (core, transport) = try context.coreAndTransport(platform: "console") { base in
+            ConnectionReportingTransport(base: base, connection: connection, clock: clock)
+        }
         let services = ClientCoreServices(core: core, transport: transport,
                                           defaultServer: server ?? environment["GATEPASS_SERVER"], clock: clock)
         if let server { try? services.setServerURL(server) }
@@ -61,7 +65,7 @@ struct ConsoleCommand: GatePassCommand {
             throw CommandFailure(error.description)
         }
         defer { screen.close() }
-        let session = ConsoleSession(core: core, services: services, clock: clock, demo: options.demo,
+        let session = ConsoleSession(core: core, services: services, clock: clock, connection: connection, demo: options.demo,
                                      scanSource: options.scanSource,
                                      homeDirectory: StateDirectory.home(environment: environment))
         session.run(on: screen)
@@ -87,8 +91,13 @@ final class ConsoleSession: @unchecked Sendable {
     private let inbox = Locked<[ServerEvent]>([])
     private let scannedCodes = Locked<[String]>([])
     private let sourceStates = Locked<[ConsoleScanFeed.State]>([])
-    private let online = Locked<Bool>(true)
-    private let live = Locked<Bool>(false)
+    /// The link to the server, shown by the status line and the More tab.
+    private let connection: ConsoleConnection
+    /// The session token the event stream was started with, and whether the stream has ended
+    /// for good (the server ended that session): a new token (a login elsewhere on this state
+    /// folder) starts it again.
+    private var streamToken: String?
+    private let streamEnded = Locked<Bool>(false)
     private var outbox: OutboxService?
     /// The pass cache of a console that scans (its age is on the Scan tab).
     private var passCache: PassCacheService?
@@ -98,18 +107,20 @@ final class ConsoleSession: @unchecked Sendable {
     /// again (it would check the same passes in twice, maybe under another user's name).
     private var oneShotSourceRead = false
 
-    init(core: ClientCore, services: ClientCoreServices, clock: any WallClock, demo: LoginScreen.DemoHints? = nil,
-         scanSource: ConsoleScanFeed.Source? = nil, homeDirectory: String) {
+    init(core: ClientCore, services: ClientCoreServices, clock: any WallClock, connection: ConsoleConnection,
+         demo: LoginScreen.DemoHints? = nil, scanSource: ConsoleScanFeed.Source? = nil, homeDirectory: String) {
         self.core = core
         self.services = services
         self.clock = clock
+        self.connection = connection
         self.demo = demo
         self.scanSource = scanSource
         self.homeDirectory = homeDirectory
-        services.knownOffline = { [online] in !online.withLock { $0 } }
+        services.knownOffline = { [connection] in connection.state.link == .offline }
         app = ConsoleApp(factory: .init(tabs: { [unowned self] in tabs() }, visitorDetail: { [unowned self] id in detail(id) },
                                         gateNames: { [services] in services.gateNames() }, clock: { [clock] in clock.now() },
-                                        timeZone: { [unowned self] in siteZone }))
+                                        timeZone: { [unowned self] in siteZone }),
+                         connection: connection)
     }
 
     /// The tabs for who is logged in: Approvals for those who decide, Scan for those who may
@@ -151,7 +162,7 @@ final class ConsoleSession: @unchecked Sendable {
             tabs.append(OnSiteScreen(services: services, clock: now))
             tabs.append(HistoryScreen(services: services, clock: now, timeZone: .current, homeDirectory: homeDirectory))
         }
-        tabs.append(MoreScreen(services: services, clock: now))
+        tabs.append(MoreScreen(services: services, clock: now, connection: connection))
         if may(.listBlocklist) { tabs.append(BlocklistScreen(services: services, clock: now)) }
         if may(.updateUser) { tabs.append(UsersScreen(services: services, me: user, clock: now)) }
         // A platform admin reads audit logs per organization, which the console does not pick.
@@ -192,7 +203,8 @@ final class ConsoleSession: @unchecked Sendable {
     /// The outbox drain (every 30 s, and when the server comes back), the event stream, and
     /// the scan feed when a source was given and this user may scan.
     private func startBackground(scanning: Bool) {
-        let outbox = OutboxService(core: core) { [online] _, isOnline in online.withLock { $0 = isOnline } }
+        // The outbox's requests go through the reporting transport: the connection hears of them there.
+        let outbox = OutboxService(core: core)
         outbox.start()
         self.outbox = outbox
         if scanning {
@@ -200,10 +212,7 @@ final class ConsoleSession: @unchecked Sendable {
             passCache.start()
             self.passCache = passCache
         }
-        events = try? core.eventConsumer(credential: .login, onStatus: { [live] status in
-            live.withLock { $0 = status == .connected }
-        }, onEvent: { [inbox] event in inbox.withLock { $0.append(event) } })
-        events?.start()
+        startEvents()
         if scanning, let scanSource, oneShotSourceRead {
             sourceStates.withLock { $0.append(.init(text: "Already read in this console (type a short id): \(scanSource)")) }
         } else if scanning, let scanSource {
@@ -225,15 +234,35 @@ final class ConsoleSession: @unchecked Sendable {
         outbox = nil
         passCache?.stop()
         passCache = nil
-        live.withLock { $0 = false }
-        online.withLock { $0 = true }
+        connection.restart(at: clock.now())
+    }
+
+    /// Follows the event stream with the session's token as it is now.
+    private func startEvents() {
+        streamToken = (try? core.session())?.token
+        streamEnded.withLock { $0 = false }
+        events = try? core.eventConsumer(credential: .login, onStatus: { [connection, clock, streamEnded] status in
+            connection.streamChanged(connected: status == .connected, at: clock.now())
+            // Ended by the server (401: a disabled user, an ended session): only a new session helps.
+            if case .stopped(_?) = status { streamEnded.withLock { $0 = true } }
+        }, onEvent: { [inbox] event in inbox.withLock { $0.append(event) } })
+        events?.start()
+    }
+
+    /// The server ended the stream's session; once the state folder holds a new one (the user
+    /// logged in again, here or with `gatepass login`), the stream starts again with it, so the
+    /// console is live again without a restart.
+    private func restartEventsAfterRenewal() {
+        guard events != nil, streamEnded.withLock({ $0 }),
+              let token = (try? core.session())?.token, token != streamToken else { return }
+        events?.stop()
+        startEvents()
     }
 
     private func refreshStatus() {
         let user = services.currentUser()
         app.status = .init(who: user.map { "\($0.name) <\($0.email)>" } ?? "not logged in", role: user?.role.rawValue ?? "",
-                           server: user?.server ?? services.serverURL(), online: online.withLock { $0 },
-                           queued: (try? core.store.outboxCount()) ?? 0, live: live.withLock { $0 })
+                           server: user?.server ?? services.serverURL(), queued: (try? core.store.outboxCount()) ?? 0)
     }
 
     /// Takes everything the background threads left in the inboxes.
@@ -270,6 +299,7 @@ final class ConsoleSession: @unchecked Sendable {
             // Every second, and at once after a login or logout.
             if ContinuousClock.now - lastStatus > .seconds(1) || app.sessionGeneration != statusGeneration {
                 statusGeneration = app.sessionGeneration
+                restartEventsAfterRenewal()
                 refreshStatus()
                 lastStatus = .now
                 dirty = true

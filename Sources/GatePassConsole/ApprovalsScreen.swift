@@ -1,8 +1,8 @@
 import Foundation
 import GatePassCore
 
-/// The approvals queue: visitors AWAITING_APPROVAL, newest request first, kept live from the
-/// event stream.
+/// The approvals queue: visitors AWAITING_APPROVAL, newest request first (`o`: the longest
+/// wait first), kept live from the event stream.
 ///
 /// ```
 /// Awaiting approval (2)
@@ -10,7 +10,7 @@ import GatePassCore
 /// Ana Pop         Acme           Ion             3 min      ← selected: reversed
 /// Dan Ene         Bolt           Ion               2 h
 /// ```
-/// A visitor that arrives on the stream goes to the top with a highlight for
+/// A visitor that arrives on the stream goes to the top (the bottom, oldest first) with a highlight for
 /// `highlightDuration` (the shell rings the bell: `receive` answers `.alert`). Offline, the
 /// list comes from the cache and a line says how old it is; the stream's changes are handed
 /// to the cache too (`noteLiveApproval`), so offline it still holds the live arrivals.
@@ -20,8 +20,14 @@ public final class ApprovalsScreen: ConsoleScreen {
     /// How long a visitor that just arrived stays highlighted.
     public let highlightDuration: TimeInterval
 
-    /// The pending visitors, newest request first.
+    /// The order of the list: the newest request first (the default), or the oldest first,
+    /// so that whoever has waited longest is at the top.
+    public enum Order: Sendable, Equatable { case newestFirst, oldestFirst }
+
+    /// The pending visitors, in `order`.
     public private(set) var visitors: [Visitor] = []
+    /// `o` switches it.
+    public private(set) var order = Order.newestFirst
     /// The selection bar and the first row drawn; PgUp/PgDn move by the rows of the last render.
     private var list = ListSelection()
     /// The row of the selection bar (0 when the list is empty).
@@ -56,6 +62,7 @@ public final class ApprovalsScreen: ConsoleScreen {
          ("PgUp, PgDn", "a page up or down"),
          ("Home, End", "first or last visitor"),
          ("Enter", "open the visitor (approve or reject there)"),
+         ("o", order == .newestFirst ? "oldest request first (the longest wait at the top)" : "newest request first"),
          ("r", "reload the list")]
     }
 
@@ -105,7 +112,7 @@ public final class ApprovalsScreen: ConsoleScreen {
         let keep = selectedVisitor?.id
         do {
             let read = try services.pendingApprovals()
-            visitors = Self.newestRequestFirst(read.value.filter { $0.status == .awaitingApproval })
+            visitors = Self.sorted(read.value.filter { $0.status == .awaitingApproval }, order)
             loaded = (read.updatedAt, read.fromCache)
             hasMore = read.hasMore
             errorLine = nil
@@ -118,11 +125,13 @@ public final class ApprovalsScreen: ConsoleScreen {
         select(id: keep, fallback: selection)
     }
 
-    static func newestRequestFirst(_ visitors: [Visitor]) -> [Visitor] {
+    /// `visitors` by when approval was asked for; equal times keep their order.
+    static func sorted(_ visitors: [Visitor], _ order: Order) -> [Visitor] {
         visitors.enumerated().sorted { lhs, rhs in
             let left = lhs.element.approvalRequestedAt ?? lhs.element.createdAt
             let right = rhs.element.approvalRequestedAt ?? rhs.element.createdAt
-            return left != right ? left > right : lhs.offset < rhs.offset
+            guard left != right else { return lhs.offset < rhs.offset }
+            return order == .newestFirst ? left > right : left < right
         }.map(\.element)
     }
 
@@ -172,7 +181,8 @@ public final class ApprovalsScreen: ConsoleScreen {
             services.noteLiveApproval(.arrived(data.visitor))
             let keep = selectedVisitor?.id
             visitors.removeAll { $0.id == data.visitor.id }
-            visitors.insert(data.visitor, at: 0)
+            // The newest request: first in the default order, last when the oldest come first.
+            if order == .newestFirst { visitors.insert(data.visitor, at: 0) } else { visitors.append(data.visitor) }
             queuedDecisions.remove(data.visitor.id)
             highlightUntil[data.visitor.id] = clock().addingTimeInterval(highlightDuration)
             errorLine = nil
@@ -200,6 +210,12 @@ public final class ApprovalsScreen: ConsoleScreen {
         case .character("r"):
             reload()
             return .redraw
+        case .character("o"):
+            let keep = selectedVisitor?.id
+            order = order == .newestFirst ? .oldestFirst : .newestFirst
+            visitors = Self.sorted(visitors, order)
+            select(id: keep, fallback: 0)
+            return .redraw
         case .resize:
             return .redraw
         default:
@@ -220,8 +236,9 @@ public final class ApprovalsScreen: ConsoleScreen {
             y += 1
         }
         // One page is read (the API's lists stop at 500): say so rather than miscount.
-        line(hasMore ? "Awaiting approval (\(visitors.count) shown; more are waiting; the list refills as these are decided)"
-                     : "Awaiting approval (\(visitors.count))", .title)
+        let ordered = order == .oldestFirst ? " · oldest first (o: newest first)" : ""
+        line(hasMore ? "Awaiting approval (\(visitors.count) shown; more are waiting; the list refills as these are decided)\(ordered)"
+                     : "Awaiting approval (\(visitors.count))\(ordered)", .title)
         if let loaded, loaded.fromCache {
             line("Offline: showing the list as it was \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago.",
                  Canvas.Style(.warning, bold: true))

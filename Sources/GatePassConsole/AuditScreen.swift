@@ -7,12 +7,15 @@ import GatePassCore
 /// ```
 /// Audit · action visitor.checkin · actor all · visitor all · 2 shown, more: m
 /// When         Actor           Action              Entity
-/// 10:42        kiosk Main gate visitor.checkin     visitor K7Q2…     ← selected
+/// 10:42        kiosk Main gate visitor.checkin     visitor Ana Pop   ← selected
 /// 10:40        Olivia Owner    blocklist.add       blocklist e1
 /// before: {"status":"APPROVED"}
 /// after:  {"status":"CHECKED_IN"}
-/// Enter: open visitor · a/A: action · u: this actor · v: this visitor · x: clear · m: more · r: reload
+/// Enter: open visitor · a/A: action · u: this actor · v: this visitor · x: clear · m: more · r: reload · i: ids
 /// ```
+/// Actors, gates and visitors show by name: users and gates read once, each visitor read once
+/// when first listed (`visitorsReadPerTick` a tick, so a long page never holds the keys); `i`
+/// shows the ids instead.
 /// Every value from the log is drawn escaped (the canvas spells out controls): a visitor's
 /// name in `after` cannot act on the terminal.
 public final class AuditScreen: ConsoleScreen {
@@ -34,8 +37,14 @@ public final class AuditScreen: ConsoleScreen {
     public private(set) var actionFilter: String?
     public private(set) var actorFilter: String?
     public private(set) var visitorFilter: String?
-    /// Names of users and gates by id, for the actor column (best effort).
+    /// Names of users, gates and visitors by id, for the actor and entity columns (best effort).
     private var names: [String: String] = [:]
+    /// Visitors whose name was asked for (known or not): never asked again.
+    private var visitorsAsked: Set<String> = []
+    /// `i`: ids instead of names.
+    public private(set) var showingIds = false
+    /// How many visitors' names one tick reads.
+    public static let visitorsReadPerTick = 4
 
     public init(services: any GovernanceServices, clock: @escaping () -> Date = Date.init, fallbackZone: TimeZone = .current) {
         self.services = services
@@ -55,7 +64,8 @@ public final class AuditScreen: ConsoleScreen {
         [("Up, k / Down, j", "previous or next entry"), ("PgUp, PgDn, Home, End", "move by pages, to the ends"),
          ("Enter", "open the visitor the entry is about"), ("a, A", "next or previous action filter"),
          ("u", "only this entry's actor (again: every actor)"), ("v", "only this entry's visitor (again: every visitor)"),
-         ("x", "clear every filter"), ("m", "read the next, older page"), ("r", "reload from the newest")]
+         ("x", "clear every filter"), ("m", "read the next, older page"), ("r", "reload from the newest"),
+         ("i", showingIds ? "names instead of ids" : "ids instead of names")]
     }
 
     // MARK: - Loading
@@ -102,6 +112,22 @@ public final class AuditScreen: ConsoleScreen {
         } catch {
             errorLine = "Could not load the older entries. " + error.sentence
         }
+    }
+
+    /// Reads the names of a few listed visitors not asked for yet, the selected one first.
+    public func tick(now: Date) -> ScreenAction {
+        let listed = (selectedEntry.map { [$0] } ?? []) + entries
+        let wanted = listed.compactMap { $0.entity == "visitor" ? $0.entityId : nil }.filter { !visitorsAsked.contains($0) }
+        var read = false
+        for id in wanted.prefix(Self.visitorsReadPerTick) where !visitorsAsked.contains(id) {
+            visitorsAsked.insert(id)
+            // A visitor that cannot be read (erased, gone, the server away) stays an id.
+            if let name = try? services.visitorName(id: id) {
+                names[id] = name
+                read = true
+            }
+        }
+        return read ? .redraw : .none
     }
 
     // MARK: - Keys
@@ -156,6 +182,9 @@ public final class AuditScreen: ConsoleScreen {
         case .character("m"):
             readMore()
             return .redraw
+        case .character("i"):
+            showingIds.toggle()
+            return .redraw
         case .character("r"):
             reload()
             return .redraw
@@ -168,15 +197,23 @@ public final class AuditScreen: ConsoleScreen {
 
     // MARK: - Drawing
 
+    /// The name behind an id, or the id when it is not known or ids were asked for.
+    func named(_ id: String) -> String { showingIds ? id : names[id] ?? id }
+
     func actor(_ entry: AuditEntry) -> String {
         switch entry.actorKind {
         case .system: return "system"
-        case .kiosk: return "kiosk " + (entry.actorId.map { names[$0] ?? String($0.prefix(8)) } ?? "")
-        case .user: return entry.actorId.map { names[$0] ?? $0 } ?? "a user"
+        case .kiosk: return "kiosk " + (entry.actorId.map { showingIds || names[$0] != nil ? named($0) : String($0.prefix(8)) } ?? "")
+        case .user: return entry.actorId.map(named) ?? "a user"
         }
     }
 
-    func filterName(_ id: String?) -> String { id.map { names[$0] ?? $0 } ?? "all" }
+    /// "visitor Ana Pop", "checkpoint Dock", "blocklist b1".
+    func entity(_ entry: AuditEntry) -> String {
+        entry.entity + (entry.entityId.map { " " + named($0) } ?? "")
+    }
+
+    func filterName(_ id: String?) -> String { id.map(named) ?? "all" }
 
     public func render(into canvas: inout Canvas, area: Area) {
         guard area.width > 0, area.height > 0 else { return }
@@ -187,10 +224,10 @@ public final class AuditScreen: ConsoleScreen {
             footer.append(("after:  " + (entry.after ?? "—"), .plain))
         }
         if let notice { footer.append((notice.text, notice.kind.style)) }
-        footer.append(("Enter: open visitor · a/A: action · u: this actor · v: this visitor · x: clear · m: more · r: reload", .dim))
+        footer.append(("Enter: open visitor · a/A: action · u: this actor · v: this visitor · x: clear · m: more · r: reload · i: ids", .dim))
         var cursor = LineCursor(area: area, bottom: canvas.putFooter(footer, in: area))
         let more = nextCursor == nil ? "" : ", more: m"
-        cursor.line("Audit · action \(actionFilter ?? "all") · actor \(filterName(actorFilter)) · visitor \(visitorFilter ?? "all")"
+        cursor.line("Audit · action \(actionFilter ?? "all") · actor \(filterName(actorFilter)) · visitor \(filterName(visitorFilter))"
                     + " · \(entries.count) shown\(more)", .title, on: &canvas)
         let filtered = actionFilter != nil || actorFilter != nil || visitorFilter != nil
         guard cursor.readState(loadedAt.map { ($0, false) }, error: errorLine, shown: "the log", now: now,
@@ -200,8 +237,7 @@ public final class AuditScreen: ConsoleScreen {
         cursor.line(columns.row(["When", "Actor", "Action", "Entity"]), Canvas.Style(.muted, bold: true), on: &canvas)
         cursor.list(&list, count: entries.count, on: &canvas) { index in
             let entry = entries[index]
-            return (columns.row([siteTime.short(entry.at, now: now), actor(entry), entry.action,
-                                 entry.entity + (entry.entityId.map { " " + $0 } ?? "")]), .plain)
+            return (columns.row([siteTime.short(entry.at, now: now), actor(entry), entry.action, entity(entry)]), .plain)
         }
     }
 

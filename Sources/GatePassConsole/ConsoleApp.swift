@@ -6,18 +6,15 @@ import GatePassCore
 /// to the shell (tab switching, quit). Curses-free like every screen; the driver feeds it keys
 /// and events and paints what it renders.
 public final class ConsoleApp {
-    /// What the status line shows; refreshed by the shell's owner (outbox count, online).
+    /// What the status line shows besides the connection; refreshed by the shell's owner.
     public struct Status: Sendable, Equatable {
         public var who: String
         public var role: String
         public var server: String
-        public var online: Bool
         public var queued: Int
-        public var live: Bool
 
-        public init(who: String = "not logged in", role: String = "", server: String = "", online: Bool = true,
-                    queued: Int = 0, live: Bool = false) {
-            self.who = who; self.role = role; self.server = server; self.online = online; self.queued = queued; self.live = live
+        public init(who: String = "not logged in", role: String = "", server: String = "", queued: Int = 0) {
+            self.who = who; self.role = role; self.server = server; self.queued = queued
         }
     }
 
@@ -76,9 +73,14 @@ public final class ConsoleApp {
     /// The server sends `security.alert` to OWNER/ADMIN only, so whoever receives one is meant to see it.
     public private(set) var securityAlerts: [SecurityAlert] = []
     private let factory: Factory
+    /// The link to the server as the status line shows it: the same object the More tab reads.
+    public let connection: ConsoleConnection
 
-    public init(factory: Factory) {
+    /// - Parameter connection: shared with the screens that show the link (More); by default
+    ///   a fresh one started at the factory's "now".
+    public init(factory: Factory, connection: ConsoleConnection? = nil) {
         self.factory = factory
+        self.connection = connection ?? ConsoleConnection(start: factory.clock())
         rebuild()
     }
 
@@ -226,13 +228,15 @@ public final class ConsoleApp {
             x = canvas.put(label, x: x, y: 0, style: index == selectedTab ? .selected : .title) + 1
         }
         canvas.put("? help  q quit", x: max(x, width - 14), y: 0, style: .dim)
-        // Status line: who, where, online, queue.
+        // Status line: who, where, the link (with the data's age when old), queue.
         if height >= 3 {
-            let online = status.online ? (status.live ? "live" : "online") : "OFFLINE"
+            let now = factory.clock()
+            let link = connection.state
             let queued = status.queued == 0 ? "" : "  \(status.queued) queued"
-            let line = "\(status.who)\(status.role.isEmpty ? "" : " (\(status.role))")  \(status.server)  \(online)\(queued)"
-            canvas.fill(y: height - 1, style: Canvas.Style(status.online ? .normal : .warning, reverse: true))
-            canvas.put(line, x: 0, y: height - 1, style: Canvas.Style(status.online ? .normal : .warning, reverse: true))
+            let line = "\(status.who)\(status.role.isEmpty ? "" : " (\(status.role))")  \(status.server)  \(link.words(now: now))\(queued)"
+            let style = Canvas.Style(link.link == .offline || link.isStale(now: now) ? .warning : .normal, reverse: true)
+            canvas.fill(y: height - 1, style: style)
+            canvas.put(line, x: 0, y: height - 1, style: style)
         }
         let area = Area(x: 0, y: 1, width: width, height: max(0, height - 2))
         current?.render(into: &canvas, area: area)
@@ -295,7 +299,7 @@ public final class ConsoleApp {
 
     private func renderHelp(for screen: any ConsoleScreen, into canvas: inout Canvas, area: Area) {
         let shellKeys: [(key: String, action: String)] = [
-            ("1–\(max(1, tabs.count)), Tab, Shift-Tab", "switch tabs"), ("?", "this help (any key closes it)"),
+            ("1–\(max(1, tabs.count)), Tab, Shift-Tab", "switch tabs (in a text field: Esc first)"), ("?", "this help (any key closes it)"),
             ("q", "quit (from a tab)"), ("Ctrl-C", "quit from anywhere"),
         ]
         let rows = [("Keys of \(screen.title)", "")] + screen.keyHelp.map { ($0.key, $0.action) } + [("", "")] + shellKeys

@@ -62,4 +62,8 @@ public protocol GovernanceServices: AnyObject {
 
     /// One page of the audit log.
     func auditLog(_ query: AuditQuery) throws(ConsoleError) -> AuditPage
+
+    /// A visitor's name (`GET /api/visitors/:id`), for the entries about it.
+    /// - Throws: `.refused` when the visitor is gone (erased by retention, never there).
+    func visitorName(id: String) throws(ConsoleError) -> String
 }

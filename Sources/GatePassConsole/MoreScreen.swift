@@ -48,12 +48,16 @@ public final class MoreScreen: ConsoleScreen {
 
     private let services: any MoreServices
     private let clock: () -> Date
+    /// The link to the server: the one the status line shows too.
+    private let connection: ConsoleConnection
 
     /// The profile and whether the cache answered; nil until it was read.
     public private(set) var profile: ConsoleRead<Profile>?
     public private(set) var profileError: String?
-    /// Whether the server answered the last read: nil when not known.
-    public private(set) var serverOnline: Bool?
+    /// The organization, for its name; nil until read or when it cannot be.
+    public private(set) var organization: Organization?
+    /// `i`: ids shown beside names.
+    public private(set) var showingIds = false
     public private(set) var server: String?
     public private(set) var device: ConsoleDevice?
     public private(set) var deviceError: String?
@@ -78,9 +82,11 @@ public final class MoreScreen: ConsoleScreen {
     /// - Parameters:
     ///   - services: profile, device, outbox and logout (the client core, or a fake).
     ///   - clock: "now", for ages, countdowns and the outbox refresh (tests move it).
-    public init(services: any MoreServices, clock: @escaping () -> Date) {
+    ///   - connection: the link to the server, shared with the status line.
+    public init(services: any MoreServices, clock: @escaping () -> Date, connection: ConsoleConnection) {
         self.services = services
         self.clock = clock
+        self.connection = connection
     }
 
     public var title: String { "More" }
@@ -97,6 +103,7 @@ public final class MoreScreen: ConsoleScreen {
                 ("r", "retry the selected dead letter (or send a waiting entry next)"),
                 ("s", "send the queued entries now"),
                 ("L", "log out (asks first)"),
+                ("i", showingIds ? "hide the ids" : "show the ids beside the names"),
                 ("g", "reload everything"),
                 ("Esc", "clear the message")]
     }
@@ -134,11 +141,11 @@ public final class MoreScreen: ConsoleScreen {
             let read = try services.profile()
             profile = read
             profileError = nil
-            serverOnline = !read.fromCache
         } catch {
             profileError = "Could not load the profile. " + error.sentence
-            if case .offline = error { serverOnline = false } else { serverOnline = nil }
         }
+        // Best effort: without it the organization shows as its id.
+        organization = (try? services.site())?.value
         do {
             device = try services.device()
             deviceError = nil
@@ -194,6 +201,9 @@ public final class MoreScreen: ConsoleScreen {
         case .character("g"):
             notice = nil
             reload()
+            return .redraw
+        case .character("i"):
+            showingIds.toggle()
             return .redraw
         case .escape:
             guard notice != nil else { return .none }
@@ -314,7 +324,7 @@ public final class MoreScreen: ConsoleScreen {
             field("Name", user.name)
             field("Email", user.email)
             field("Role", user.role.rawValue)
-            field("Organization", user.organizationId)
+            field("Organization", organizationName(of: user))
             field("May scan", user.principalKind.mayScan ? "yes" : "no")
         }
         if let profileError { message(profileError, danger) }
@@ -322,11 +332,9 @@ public final class MoreScreen: ConsoleScreen {
 
         section("Server")
         field("URL", server ?? "not logged in")
-        switch serverOnline {
-        case true?: field("State", "online", Canvas.Style(.ok))
-        case false?: field("State", "offline: changes queue and are sent when it is back", warning)
-        case nil: field("State", "not known", .dim)
-        }
+        let link = connection.state
+        field("State", link.sentence(now: now),
+              link.link == .offline || link.isStale(now: now) ? warning : Canvas.Style(.ok))
 
         section("Device")
         if let device {
@@ -365,6 +373,14 @@ public final class MoreScreen: ConsoleScreen {
         return lines
     }
 
+    /// "Demo Site", with "(id …)" when ids are asked for; the id when the name is not known.
+    private func organizationName(of user: Profile) -> String {
+        guard let organization, organization.id == user.organizationId else {
+            return "\(user.organizationId) (its name cannot be read now)"
+        }
+        return showingIds ? "\(organization.name) (id \(organization.id))" : organization.name
+    }
+
     public func render(into canvas: inout Canvas, area: Area) {
         guard area.width > 0, area.height > 0 else { return }
         let now = clock()
@@ -381,7 +397,7 @@ public final class MoreScreen: ConsoleScreen {
                 footer.append(("Log out? y/n", Canvas.Style(.warning, bold: true)))
                 footer.append(("The push token is unregistered first; queued entries stay for the next login.", .dim))
             } else {
-                footer.append(("r retry · s send now · L log out · g reload", .dim))
+                footer.append(("r retry · s send now · L log out · g reload · i ids", .dim))
             }
         }
         // The question or the problems matter more than the key hint on a tiny screen.

@@ -106,6 +106,9 @@ public protocol MoreServices: AnyObject {
     /// `updatedAt` says how old).
     func profile() throws(ConsoleError) -> ConsoleRead<Profile>
 
+    /// The organization (its name for the profile), from the server or, offline, the cache.
+    func site() throws(ConsoleError) -> ConsoleRead<Organization>
+
     /// The server of the session; nil when nobody is logged in.
     func sessionServer() -> String?
 

@@ -149,6 +149,9 @@ public final class ScanScreen: ConsoleScreen {
 
     public var title: String { "Scan" }
 
+    /// Under the short-id field while it has the keyboard: the shell's digits do not switch tabs there.
+    public static let digitsHint = "Digits go into this field — Esc, then a number, to switch tabs."
+
     /// The typed short id.
     public var shortIdText: String { shortId.text }
 

@@ -52,6 +52,10 @@ extension ClientCoreServices: GovernanceServices {
     /// Entries per page of the Audit tab: more than a screen shows, few enough to read at once.
     static let auditPageSize = 100
 
+    public func visitorName(id: String) throws(ConsoleError) -> String {
+        try call { api, session throws(ClientError) in try api.visitor(token: session.token, id: id).name }
+    }
+
     public func auditLog(_ query: AuditQuery) throws(ConsoleError) -> AuditPage {
         try call { api, session throws(ClientError) in
             let page = try api.auditLog(token: session.token, actor: query.actor, action: query.action, entityId: query.entityId,

@@ -449,7 +449,7 @@ func runConsoleScenario(_ options: ConsoleBenchOptions) throws -> ConsoleBenchRe
             let current = services.currentUser()
             return ConsoleApp.Status(who: current.map { "\($0.name) <\($0.email)>" } ?? "not logged in",
                                      role: current?.role.rawValue ?? "", server: current?.server ?? services.serverURL(),
-                                     online: true, queued: (try? core.store.outboxCount()) ?? 0, live: false)
+                                     queued: (try? core.store.outboxCount()) ?? 0)
         }
         /// The tabs ConsoleSession.tabs() builds after a login (its background threads aside:
         /// they start before the request); only the Approvals tab appears.
@@ -461,7 +461,7 @@ func runConsoleScenario(_ options: ConsoleBenchOptions) throws -> ConsoleBenchRe
             if user.role.managesOrganization {
                 tabs.append(HistoryScreen(services: services, clock: now, timeZone: .current, homeDirectory: directory))
             }
-            tabs.append(MoreScreen(services: services, clock: now))
+            tabs.append(MoreScreen(services: services, clock: now, connection: ConsoleConnection(start: Date())))
             return tabs
         }
         func paint(_ read: ConsoleRead<[Visitor]>, into samples: inout PaintSamples) {

@@ -1,4 +1,5 @@
 import Foundation
+import GatePassCore
 import LoopbackHTTP
 import Testing
 @testable import GatePassCommands
@@ -8,7 +9,12 @@ struct TestFailureText: Error { var text: String; init(_ text: String) { self.te
 
 /// The real console in tmux against a real server, as a person would use it.
 @Suite(.serialized) struct ConsoleTmuxTests {
-    final class Log: LogSink { func log(_ line: String) {} }
+    /// The server's log lines, for a test that waits for a request to have been answered.
+    final class Log: LogSink {
+        let lines = Locked<[String]>([])
+        func log(_ line: String) { lines.withLock { $0.append(line) } }
+        func contains(prefix: String) -> Bool { lines.withLock { $0.contains { $0.hasPrefix(prefix) } } }
+    }
 
     struct Tmux {
         let socket = "gatepass-test-\(UUID().uuidString.prefix(8))"
@@ -64,7 +70,7 @@ struct TestFailureText: Error { var text: String; init(_ text: String) { self.te
         func kill() { _ = try? run(["kill-server"]) }
     }
 
-    func withConsole(environment extra: String = "", _ body: (Tmux, GatePassServer, String) throws -> Void) throws {
+    func withConsole(environment extra: String = "", log: Log = Log(), _ body: (Tmux, GatePassServer, String) throws -> Void) throws {
         let binary = ServeProcessTests.executable
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the gatepass executable first")
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "install tmux (.ci/install-packages does)")
@@ -76,7 +82,7 @@ struct TestFailureText: Error { var text: String; init(_ text: String) { self.te
         configuration.port = 0
         configuration.threads = 4
         configuration.otpResendIntervalSeconds = 0
-        let server = try GatePassServer(configuration: configuration, devMode: true, logSink: Log())
+        let server = try GatePassServer(configuration: configuration, devMode: true, logSink: log)
         defer { server.stop() }
         try DemoData.seed(store: server.store, now: Date(), timeZone: .current)
         let tmux = Tmux()
@@ -122,6 +128,47 @@ struct TestFailureText: Error { var text: String; init(_ text: String) { self.te
             try tmux.keys("q")
             #expect(tmux.waitForConsoleExit())
             #expect((try? String(contentsOfFile: directory + "/exit", encoding: .utf8)) == "EXIT=0\n")
+        }
+    }
+
+    /// An approver disabled while the console is open loses the event stream (the server ends
+    /// it); re-enabled and logged in again on the same state folder (`gatepass login`), the open
+    /// console follows the stream again by itself: `live`, and a new request shows without `r`.
+    @Test func afterTheSessionIsRenewedTheOpenConsoleIsLiveAgain() throws {
+        let log = Log()
+        try withConsole(log: log) { tmux, server, directory in
+            let statusLine = "(APPROVER)  http://127.0.0.1:\(server.port)  "
+            #expect(try tmux.waitFor("Gate Pass — log in"))
+            try tmux.keys("approver@demo.gatepass", "Enter")
+            #expect(try tmux.waitFor("A 6-digit code was sent"))
+            try tmux.keys(try code(server, "approver@demo.gatepass"), "Enter")
+            #expect(try tmux.waitFor(statusLine + "live"))
+            let http = LoopbackHTTPClient(port: server.port)
+            _ = try http.send("POST", "/api/auth/send-otp", json: ["email": "owner@demo.gatepass"])
+            let owner = try #require(try http.send("POST", "/api/auth/verify-otp",
+                                                   json: ["email": "owner@demo.gatepass", "otp": try code(server, "owner@demo.gatepass")]).json?["token"] as? String)
+            let approverId = try #require(try server.store.write { try $0.directory.user(email: "approver@demo.gatepass")?.id })
+            #expect(try http.send("PATCH", "/api/users/\(approverId)", token: owner, json: ["disabled": true]).status == 200)
+            // The server ends the stream: the status line no longer says live.
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, try tmux.screen().contains(statusLine + "live") { Thread.sleep(forTimeInterval: 0.1) }
+            #expect(!(try tmux.screen().contains(statusLine + "live")), "the disabled approver's stream ended")
+            // The stream's reconnect was refused (401): the console's stream has given up on that session.
+            let refused = Date().addingTimeInterval(10)
+            while Date() < refused, !log.contains(prefix: "GET /api/events 401") { Thread.sleep(forTimeInterval: 0.1) }
+            #expect(log.contains(prefix: "GET /api/events 401"), "log: \(log.lines.withLock { $0.suffix(5) })")
+            #expect(try http.send("PATCH", "/api/users/\(approverId)", token: owner, json: ["disabled": false]).status == 200)
+            _ = try http.send("POST", "/api/auth/send-otp", json: ["email": "approver@demo.gatepass"])
+            let relogin = GatePassCLI.main(["gatepass", "login", "--server", "http://127.0.0.1:\(server.port)",
+                                            "--email", "approver@demo.gatepass", "--otp", try code(server, "approver@demo.gatepass")],
+                                           terminal: RecordingTerminal(), environment: ["GATEPASS_STATE_DIR": directory + "/state"])
+            #expect(relogin == 0)
+            #expect(try tmux.waitFor(statusLine + "live"), "the stream came back with the renewed session")
+            let scanner = try #require(try http.send("POST", "/api/visitor-scanner/token", token: owner, json: [String: Any]()).json?["scannerToken"] as? String)
+            #expect(try http.send("POST", "/api/visitor-scanner/walk-in-arrived", token: scanner,
+                                  json: ["name": "Renewed Rita", "company": "Initech"]).status == 201)
+            #expect(try tmux.waitFor("Renewed Rita"), "a new request shows without r")
+            try tmux.keys("C-c")
         }
     }
 

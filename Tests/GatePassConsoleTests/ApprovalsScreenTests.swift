@@ -34,6 +34,29 @@ import Testing
         }
     }
 
+    /// `o` puts the longest wait at the top (and back); the help names the key; the selection
+    /// stays on its visitor; a live arrival then joins at the bottom, and a reload keeps the order.
+    @Test func oShowsTheLongestWaitFirstAndBack() {
+        withScreen(Self.three) { screen, services, _ in
+            #expect(screen.keyHelp.contains { $0.key == "o" && $0.action.contains("oldest") })
+            _ = screen.handle(.down)   // Mid One
+            #expect(screen.handle(.character("o")) == .redraw)
+            #expect(screen.visitors.map(\.id) == ["v1", "v3", "v2"] && screen.selectedVisitor?.id == "v3")
+            var canvas = Fixtures.render(screen, width: 80, height: 10)
+            #expect(canvas.line(0) == "Awaiting approval (3) · oldest first (o: newest first)")
+            #expect(canvas.line(2).hasPrefix("Old One ") && canvas.line(2).hasSuffix(" 1 h"))
+            _ = screen.receive(Fixtures.event(.visitorAwaiting, Fixtures.visitor(4, name: "Just Now", minutesAgo: 0)))
+            #expect(screen.visitors.map(\.id) == ["v1", "v3", "v2", "v4"], "the newest request waits least: at the bottom")
+            services.approvals = .success(ConsoleRead(value: Self.three, updatedAt: Fixtures.now, fromCache: false))
+            _ = screen.handle(.character("r"))
+            #expect(screen.visitors.map(\.id) == ["v1", "v3", "v2"])
+            #expect(screen.handle(.character("o")) == .redraw)
+            #expect(screen.visitors.map(\.id) == ["v2", "v3", "v1"] && screen.selectedVisitor?.id == "v3")
+            canvas = Fixtures.render(screen, width: 80, height: 10)
+            #expect(canvas.line(0) == "Awaiting approval (3)")
+        }
+    }
+
     @Test func theSelectedRowIsReversedAcrossTheWholeWidth() {
         withScreen(Self.three) { screen, _, _ in
             var canvas = Fixtures.render(screen, width: 60, height: 10)
@@ -268,7 +291,7 @@ import Testing
 
     @Test func keyHelpListsEveryKey() {
         let keys = ApprovalsScreen(services: FakeConsoleServices()).keyHelp.map(\.key)
-        #expect(keys == ["Up, k", "Down, j", "PgUp, PgDn", "Home, End", "Enter", "r"])
+        #expect(keys == ["Up, k", "Down, j", "PgUp, PgDn", "Home, End", "Enter", "o", "r"])
     }
 
     @Test func ticksRedrawWhenAHighlightEndsAndWhenTheMinuteTurns() {

@@ -41,6 +41,33 @@ import Testing
         }
     }
 
+    /// The visitor an entry is about shows by name (read once per visitor, a few each tick so
+    /// a long page never stalls the keys), as do actors; `i` shows the ids instead, and an id
+    /// whose visitor cannot be read (erased, gone) stays an id without being asked for again.
+    @Test func visitorsAndActorsShowByNameAndIShowsTheIds() {
+        let unknown = Self.entry("a4", "visitor.update", entityId: "v9", minutesAgo: 1)
+        withScreen([nil: AuditPage(entries: [unknown] + Self.page, nextCursor: nil)]) { screen, services in
+            services.visitorNames = ["v1": "Ana\u{1B}[2J Pop"]
+            #expect(screen.tick(now: Fixtures.now) == .redraw)
+            var canvas = Fixtures.render(screen, width: 110, height: 10)
+            #expect(canvas.line(2).contains("Olivia Owner") && canvas.line(2).hasSuffix("visitor v9"))
+            #expect(canvas.line(3).contains("kiosk Main gate") && canvas.line(3).hasSuffix(#"visitor Ana\x1b[2J Pop"#))
+            #expect(canvas.line(5).hasSuffix(#"visitor Ana\x1b[2J Pop"#))
+            #expect(services.calls.filter { $0.hasPrefix("visitor ") } == ["visitor v9", "visitor v1"], "each visitor read once")
+            #expect(screen.tick(now: Fixtures.now) == .none)
+            #expect(services.calls.filter { $0.hasPrefix("visitor ") }.count == 2, "not asked again")
+            #expect(screen.keyHelp.contains { $0.key == "i" })
+            _ = screen.handle(.down)
+            _ = screen.handle(.character("v"))
+            #expect(Fixtures.render(screen, width: 110, height: 10).line(0).hasPrefix(#"Audit · action all · actor all · visitor Ana\x1b[2J Pop"#))
+            _ = screen.handle(.character("x"))
+            #expect(screen.handle(.character("i")) == .redraw)
+            canvas = Fixtures.render(screen, width: 110, height: 10)
+            #expect(canvas.line(2).contains("u1 ") && canvas.line(2).hasSuffix("visitor v9"))
+            #expect(canvas.line(3).contains("kiosk c1") && canvas.line(3).hasSuffix("visitor v1"))
+        }
+    }
+
     @Test func enterOpensTheVisitorOnlyForEntriesAboutAVisitor() {
         withScreen { screen, _ in
             #expect(screen.handle(.enter) == .openVisitor(id: "v1"))

@@ -92,11 +92,67 @@ final class RecordingScreen: ConsoleScreen {
 
     @Test func theStatusLineIsAlwaysThereAndTinyTerminalsDoNotCrash() {
         let (app, _, _) = app()
-        app.status = .init(who: "Ana Approver", role: "APPROVER", server: "http://gate", online: false, queued: 2)
-        let canvas = app.render(width: 80, height: 10)
-        #expect(canvas.line(9).contains("Ana Approver (APPROVER)") && canvas.line(9).contains("OFFLINE  2 queued"))
+        app.status = .init(who: "Ana Approver", role: "APPROVER", server: "http://gate", queued: 2)
+        app.connection.serverUnreachable(at: Date())
+        let canvas = app.render(width: 120, height: 10)
+        #expect(canvas.line(9).contains("Ana Approver (APPROVER)")
+                && canvas.line(9).contains("OFFLINE · no answer since the console started  2 queued"))
         #expect(canvas.line(0).contains("1 Approvals") && canvas.line(1) == "screen Approvals")
         for (width, height) in [(0, 0), (1, 1), (5, 2), (80, 1)] { _ = app.render(width: width, height: height) }
+    }
+
+    /// The status line and the More tab read one connection: whatever the state, both say
+    /// the same, with the data's age when offline or when the stream has been away a while.
+    @Test func theStatusLineAndTheMoreTabSayTheSameInEveryState() {
+        let clock = TestClock()
+        let connection = ConsoleConnection(start: clock.now)
+        let more = MoreScreen(services: FakeMoreServices(), clock: clock.function, connection: connection)
+        let app = ConsoleApp(factory: .init(tabs: { [RecordingScreen("Approvals"), more] }, visitorDetail: { _ in more },
+                                            clock: clock.function), connection: connection)
+        app.status = .init(who: "Ana Pop", role: "OWNER", server: "http://gate.test")
+        app.handle(.character("2"))
+        /// (status line, the More tab's State line, whether both are drawn as a warning).
+        func shown() -> (footer: String, state: String, warning: Bool) {
+            let canvas = app.render(width: 120, height: 24)
+            let row = (0..<24).first { canvas.line($0).hasPrefix("  State") } ?? 0
+            return (canvas.line(23), String(canvas.line(row).dropFirst(16)),
+                    canvas[0, 23].style.role == .warning && canvas[16, row].style.role == .warning)
+        }
+        func expectFooter(_ words: String, state: String, warning: Bool, sourceLocation: SourceLocation = #_sourceLocation) {
+            let now = shown()
+            #expect(now.footer == "Ana Pop (OWNER)  http://gate.test  \(words)", sourceLocation: sourceLocation)
+            #expect(now.state == state, sourceLocation: sourceLocation)
+            #expect(now.warning == warning, sourceLocation: sourceLocation)
+        }
+        expectFooter("online", state: "online", warning: false)
+        connection.streamChanged(connected: true, at: clock.now)
+        expectFooter("live", state: "live: new requests and changes show as they happen", warning: false)
+        // The server goes away: the first request that gets no answer says so, in both places.
+        clock.advance(5)
+        connection.serverAnswered(at: clock.now)
+        connection.streamChanged(connected: false, at: clock.now)
+        connection.serverUnreachable(at: clock.now)
+        clock.advance(20)
+        expectFooter("OFFLINE · no answer for 20 s", state: "offline · no answer for 20 s: changes queue and are sent when it is back",
+                     warning: true)
+        clock.advance(100)
+        expectFooter("OFFLINE · no answer for 2 min", state: "offline · no answer for 2 min: changes queue and are sent when it is back",
+                     warning: true)
+        // Back: a request answered; the stream, away since the server went, not yet.
+        connection.serverAnswered(at: clock.now)
+        expectFooter("online · not live for 2 min", state: "online · not live for 2 min: lists change only when read again (r, g)",
+                     warning: true)
+        connection.streamChanged(connected: true, at: clock.now)
+        expectFooter("live", state: "live: new requests and changes show as they happen", warning: false)
+        // A stream that drops and comes back within seconds is not worth a word; one that stays away is.
+        connection.streamChanged(connected: false, at: clock.now)
+        clock.advance(10)
+        expectFooter("online", state: "online", warning: false)
+        clock.advance(30)
+        expectFooter("online · not live for 40 s", state: "online · not live for 40 s: lists change only when read again (r, g)",
+                     warning: true)
+        connection.streamChanged(connected: true, at: clock.now)
+        expectFooter("live", state: "live: new requests and changes show as they happen", warning: false)
     }
 
     @Test func ticksReachEveryTabAndOpenScreenAndSayWhetherToRedrawOrRing() {

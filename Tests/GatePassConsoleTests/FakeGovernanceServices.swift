@@ -88,6 +88,15 @@ final class FakeGovernanceServices: GovernanceServices {
         return users[index]
     }
 
+    /// Visitors' names by id; any other id answers 404.
+    var visitorNames: [String: String] = [:]
+
+    func visitorName(id: String) throws(ConsoleError) -> String {
+        calls.append("visitor \(id)")
+        guard let name = visitorNames[id] else { throw .refused("NOT_FOUND: no such visitor") }
+        return name
+    }
+
     func auditLog(_ query: AuditQuery) throws(ConsoleError) -> AuditPage {
         calls.append("audit")
         auditQueries.append(query)

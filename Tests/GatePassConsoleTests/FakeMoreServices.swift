@@ -20,7 +20,16 @@ final class FakeMoreServices: MoreServices {
     var drainSummary = DrainSummary()
     var logOutResult: Result<[String], ConsoleError> = .success([])
 
+    var siteResult: Result<ConsoleRead<Organization>, ConsoleError> =
+        .success(ConsoleRead(value: Organization(id: "org-1", name: "Gate Site", timeZone: "Europe/Bucharest"),
+                             updatedAt: Fixtures.now, fromCache: false))
+
     private(set) var calls: [String] = []
+
+    func site() throws(ConsoleError) -> ConsoleRead<Organization> {
+        calls.append("site")
+        return try siteResult.get()
+    }
 
     func profile() throws(ConsoleError) -> ConsoleRead<Profile> {
         calls.append("profile")

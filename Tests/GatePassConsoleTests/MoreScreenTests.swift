@@ -10,13 +10,14 @@ import Testing
 
     /// A More screen, loaded, over a fake with one queued entry and one dead letter unless
     /// `configure` says otherwise.
-    func withScreen(configure: (FakeMoreServices) -> Void = { _ in },
+    func withScreen(connection: ConsoleConnection = ConsoleConnection(start: Fixtures.now),
+                    configure: (FakeMoreServices) -> Void = { _ in },
                     _ body: (MoreScreen, FakeMoreServices, TestClock) throws -> Void) rethrows {
         let services = FakeMoreServices()
         services.outbox = OutboxState(queued: [Fixtures.queued(12)], deadLetters: [Fixtures.dead(9)])
         configure(services)
         let clock = TestClock()
-        let screen = MoreScreen(services: services, clock: clock.function)
+        let screen = MoreScreen(services: services, clock: clock.function, connection: connection)
         #expect(screen.appear() == .redraw)
         try body(screen, services, clock)
     }
@@ -25,7 +26,7 @@ import Testing
 
     @Test func showsProfileServerDeviceAndOutboxAt80x24() {
         withScreen { screen, services, _ in
-            #expect(services.calls == ["profile", "device", "outboxState"])
+            #expect(services.calls == ["profile", "site", "device", "outboxState"])
             let canvas = Fixtures.render(screen, width: 80, height: 24)
             let lines = (0..<24).map(canvas.line)
             #expect(lines[0] == "More" && canvas[0, 0].style == .title)
@@ -33,7 +34,7 @@ import Testing
             #expect(lines[2] == field("Name", "Ana Pop"))
             #expect(lines[3] == field("Email", "ana@example.com"))
             #expect(lines[4] == field("Role", "OWNER"))
-            #expect(lines[5] == field("Organization", "org-1"))
+            #expect(lines[5] == field("Organization", "Gate Site"))
             #expect(lines[6] == field("May scan", "yes"))
             #expect(lines[7] == "Server")
             #expect(lines[8] == field("URL", "http://gate.test"))
@@ -46,9 +47,24 @@ import Testing
             #expect(lines[15] == "  Refused by the server (r puts one back in the queue):")
             #expect(lines[16] == ConsoleFormat.fit("  #9 checkin · POST /api/visitor-scanner/checkin · refused: 409 CONFLICT: the visitor is already checked in", width: 80))
             #expect(canvas[2, 16].style.role == .danger)
-            #expect(lines[23] == "r retry · s send now · L log out · g reload")
+            #expect(lines[23] == "r retry · s send now · L log out · g reload · i ids")
             #expect(!canvas.text.contains("B9secret"), "the push token is never shown whole")
             #expect(canvas[0, 14].style.reverse && canvas[79, 14].style.reverse, "the first entry is selected")
+        }
+    }
+
+    /// The organization by its name; its id only when asked for (`i`), or when the name
+    /// cannot be read.
+    @Test func theOrganizationShowsByNameAndIShowsItsId() {
+        withScreen { screen, _, _ in
+            #expect(screen.keyHelp.contains { $0.key == "i" })
+            #expect(screen.handle(.character("i")) == .redraw)
+            #expect(Fixtures.render(screen, width: 80, height: 24).line(5) == field("Organization", "Gate Site (id org-1)"))
+            #expect(screen.handle(.character("i")) == .redraw)
+            #expect(Fixtures.render(screen, width: 80, height: 24).line(5) == field("Organization", "Gate Site"))
+        }
+        withScreen(configure: { $0.siteResult = .failure(.offline("connection refused")) }) { screen, _, _ in
+            #expect(Fixtures.render(screen, width: 80, height: 24).line(5) == field("Organization", "org-1 (its name cannot be read now)"))
         }
     }
 
@@ -59,33 +75,40 @@ import Testing
         #expect(MoreScreen.abbreviated(token: "") == "…")
     }
 
+    /// A connection whose last answer was `secondsAgo` before `Fixtures.now` and whose next request failed.
+    func offline(lastAnswer secondsAgo: TimeInterval) -> ConsoleConnection {
+        let connection = ConsoleConnection(start: Fixtures.now.addingTimeInterval(-secondsAgo))
+        connection.serverAnswered(at: Fixtures.now.addingTimeInterval(-secondsAgo))
+        connection.serverUnreachable(at: Fixtures.now)
+        return connection
+    }
+
     @Test func offlineTheProfileComesFromTheCacheAndSaysHowOld() {
-        withScreen(configure: {
+        withScreen(connection: offline(lastAnswer: 300), configure: {
             $0.profileResult = .success(ConsoleRead(value: FakeMoreServices.ana, updatedAt: Fixtures.now.addingTimeInterval(-300),
                                                     fromCache: true))
         }) { screen, _, clock in
-            var canvas = Fixtures.render(screen, width: 80, height: 24)
+            var canvas = Fixtures.render(screen, width: 120, height: 24)
             #expect(canvas.line(2) == "  Offline: the profile as it was 5 min ago.")
             #expect(canvas[2, 2].style.role == .warning)
             #expect(canvas.line(3) == field("Name", "Ana Pop"))
-            #expect(canvas.text.contains(field("State", "offline: changes queue and are sent when it is back")))
+            #expect(canvas.text.contains(field("State", "offline · no answer for 5 min: changes queue and are sent when it is back")))
             clock.advance(3600)
-            canvas = Fixtures.render(screen, width: 80, height: 24)
+            canvas = Fixtures.render(screen, width: 120, height: 24)
             #expect(canvas.line(2) == "  Offline: the profile as it was 1 h ago.")
         }
     }
 
     @Test func aProfileThatCannotBeReadIsSaidAndTheRestStillShows() {
-        withScreen(configure: {
+        withScreen(connection: offline(lastAnswer: 20), configure: {
             $0.profileResult = .failure(.offline("connection refused"))
             $0.deviceResult = .success(ConsoleDevice(token: FakeMoreServices.token, platform: "console", registeredWith: nil))
         }) { screen, _, _ in
             let canvas = Fixtures.render(screen, width: 120, height: 24)
             #expect(canvas.line(2) == "  Could not load the profile. The server cannot be reached (connection refused); try again when it is back.")
             #expect(canvas[2, 2].style.role == .danger)
-            #expect(canvas.text.contains(field("State", "offline: changes queue and are sent when it is back")))
+            #expect(canvas.text.contains(field("State", "offline · no answer for 20 s: changes queue and are sent when it is back")))
             #expect(canvas.text.contains(field("Registered", "no: events are not pushed to this device until the next login")))
-            #expect(screen.serverOnline == false)
         }
         withScreen(configure: {
             $0.profileResult = .failure(.unauthorized("the session has ended"))
@@ -95,7 +118,6 @@ import Testing
         }) { screen, _, _ in
             let text = Fixtures.render(screen, width: 120, height: 24).text
             #expect(text.contains(field("URL", "not logged in")))
-            #expect(text.contains(field("State", "not known")))
             #expect(text.contains("  Could not read this device's push token. Failed: state file error: disk I/O error."))
             #expect(text.contains("Outbox\n  Could not read the outbox. Failed: state file error: disk I/O error."))
         }
@@ -216,7 +238,7 @@ import Testing
     @Test func theOutboxIsReadAgainEveryTwoSeconds() {
         withScreen(configure: { $0.outbox = OutboxState(deadLetters: [Fixtures.dead(9)]) }) { screen, services, clock in
             clock.advance(1)
-            #expect(screen.tick(now: clock.now) == .none && services.calls.count == 3)
+            #expect(screen.tick(now: clock.now) == .none && services.calls.count == 4)
             clock.advance(1)
             #expect(screen.tick(now: clock.now) == .none && services.calls.last == "outboxState", "read, but nothing changed")
             services.outbox.queued = [Fixtures.queued(13, dueIn: 60)]
@@ -290,7 +312,7 @@ import Testing
 
     @Test func keyHelpListsEveryKey() {
         withScreen { screen, _, _ in
-            #expect(screen.keyHelp.map(\.key) == ["Up, k", "Down, j", "PgUp, PgDn", "Home, End", "r", "s", "L", "g", "Esc"])
+            #expect(screen.keyHelp.map(\.key) == ["Up, k", "Down, j", "PgUp, PgDn", "Home, End", "r", "s", "L", "i", "g", "Esc"])
             #expect(screen.title == "More" && !screen.isCapturingText)
         }
     }
@@ -338,6 +360,38 @@ import Testing
         try core.store.saveSession(Session(server: "http://gate.test", token: "login-token",
                                            expiresAt: Timestamp(Date().addingTimeInterval(3600)), user: HistoryScreenTests.owner,
                                            scanner: nil))
+    }
+
+    /// Through the client core, every request tells the one connection whether the server
+    /// answered: the More tab's own read going unanswered is what its State line (and the status
+    /// line) then say, with how long ago the server last answered.
+    @Test func throughTheClientCoreEveryRequestTellsTheConnection() throws {
+        let offline = Locked(false)
+        let clock = ApprovalsCacheTests.MovableClock()
+        let connection = ConsoleConnection(start: clock.now())
+        let reporting = ConnectionReportingTransport(base: HistoryScreenTests.RoutedTransport { request throws(HTTPTransportError) in
+            if offline.withLock({ $0 }) { throw .cannotConnect(url: request.url, detail: "connection refused") }
+            return HTTPResponse(status: 200, headers: [:], body: Array(Self.profileJSON.utf8))
+        }, connection: connection, clock: clock)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("console-link-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let core = try ClientCore(directory: StateDirectory(path: folder), transport: reporting, clock: clock)
+        try logIn(core)
+        let services = ClientCoreServices(core: core, transport: reporting, defaultServer: nil, clock: clock)
+        let screen = MoreScreen(services: services, clock: { clock.now() }, connection: connection)
+        _ = screen.appear()
+        #expect(connection.state.link == .online && connection.state.lastAnswer == clock.now())
+        #expect(Fixtures.render(screen, width: 120, height: 24).text.contains(field("State", "online")))
+        clock.advance(30)
+        offline.withLock { $0 = true }
+        _ = screen.handle(.character("g"))
+        clock.advance(20)
+        #expect(connection.state.link == .offline)
+        #expect(Fixtures.render(screen, width: 120, height: 24).text
+                    .contains(field("State", "offline · no answer for 50 s: changes queue and are sent when it is back")))
+        offline.withLock { $0 = false }
+        _ = screen.handle(.character("g"))
+        #expect(connection.state.link == .online)
     }
 
     @Test func throughTheClientCoreTheDeviceIsRegisteredOnlyForTheSessionsServerAndUser() throws {

@@ -54,11 +54,32 @@ import Testing
             }
             #expect(text[10] == "Short id  _")
             #expect(canvas[10, 10].style.underline)
-            #expect(text[11] == "Enter: check in · /: look up · w: walk-in · Esc: recent list · ?: help")
-            #expect(text[12] == "Recent (1)")
-            #expect(text[13] == "15:06:40  ADMITTED            Ana Pop (K7Q2M9XD) — welcome")
-            #expect(canvas[0, 13].style.role == .ok)
+            #expect(text[11] == ScanScreen.digitsHint)
+            #expect(text[12] == "Enter: check in · /: look up · w: walk-in · Esc: recent list · ?: help")
+            #expect(text[13] == "Recent (1)")
+            #expect(text[14] == "15:06:40  ADMITTED            Ana Pop (K7Q2M9XD) — welcome")
+            #expect(canvas[0, 14].style.role == .ok)
         }
+    }
+
+    /// The short-id field is a text field: digits typed there go into it, and it says so, with
+    /// the way out (Esc, then a number). In the recent list the hint is gone and digits switch tabs.
+    @Test func theFieldSaysDigitsGoIntoItAndEscThenANumberSwitchesTabs() {
+        let services = FakeScanServices()
+        let scan = ScanScreen(services: services, clock: TestClock().function, sourceDescription: nil, timeZone: F.utc)
+        let other = RecordingScreen("More")
+        let app = ConsoleApp(factory: .init(tabs: { [scan, other] }, visitorDetail: { _ in other }))
+        #expect(ScanScreen.digitsHint == "Digits go into this field — Esc, then a number, to switch tabs.")
+        #expect(app.render(width: 80, height: 24).text.contains(ScanScreen.digitsHint))
+        app.handle(.character("2"))
+        #expect(app.selectedTab == 0 && scan.shortIdText == "2", "a digit in the field is part of a short id")
+        app.handle(.escape)   // clears the field
+        app.handle(.escape)   // leaves it for the recent list
+        #expect(!app.render(width: 80, height: 24).text.contains(ScanScreen.digitsHint))
+        app.handle(.character("2"))
+        #expect(app.selectedTab == 1, "out of the field, digits switch tabs")
+        app.handle(.character("?"))
+        #expect(app.render(width: 80, height: 24).text.contains("switch tabs (in a text field: Esc first)"))
     }
 
     @Test func beforeAnyScanTheScreenSaysWhatToDo() {
