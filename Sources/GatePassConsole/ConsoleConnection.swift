@@ -106,6 +106,8 @@ public final class ConsoleConnection: Sendable {
                 facts.lastAnswer = now
                 facts.notLiveSince = nil
             } else if facts.streaming || facts.notLiveSince == nil {
+                // The live stream kept the data current up to the moment it broke off.
+                if facts.streaming { facts.lastAnswer = now }
                 facts.notLiveSince = now
             }
             facts.streaming = connected
