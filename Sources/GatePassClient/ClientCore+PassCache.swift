@@ -91,7 +91,8 @@ extension ClientCore {
             report.problems.append("pass keys not refreshed: \(error)")
         }
         do throws(ClientError) {
-            try store.replaceOnSite(try onSite(api, token: token))
+            let asked = clock.now()
+            try store.replaceOnSite(try onSite(api, token: token), fetchedAt: asked)
         } catch {
             if case .revoked = error { throw error }
             report.problems.append("on-site list not refreshed: \(error)")
@@ -146,9 +147,6 @@ extension ClientCore {
     /// When the pass cache was last brought up to date (its age is measured from it).
     public func passCacheSyncedAt() throws(ClientError) -> Date? { try store.passCacheSyncedAt() }
 
-    /// The evacuation roll as last synced (for when the server does not answer).
-    public func cachedOnSite() throws(ClientError) -> [Visitor] { try store.cachedOnSite() }
-
     // MARK: - Offline decisions
 
     /// Decides a scan from the pass cache (the server did not answer), and records an admission
@@ -162,7 +160,10 @@ extension ClientCore {
         let decision = OfflineDecision.decide(text: code, scannedAt: scannedAt, cache: snapshot, policy: policy,
                                               checkpointId: scanner?.checkpoint.id ?? "",
                                               verify: { Ed25519.verify($0, of: $1, publicKey: $2) })
-        if decision.result == .checkedIn { try store.recordOfflineAdmission(decision, at: scannedAt) }
+        if decision.result == .checkedIn, let shortId = decision.shortId {
+            try store.recordOfflineAdmission(decision, at: scannedAt)
+            try store.recordRollChange(OnSiteRoll.LocalChange(shortId: shortId, visitor: decision.visitor, inside: true, at: scannedAt))
+        }
         return decision
     }
 }

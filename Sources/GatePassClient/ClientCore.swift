@@ -133,6 +133,8 @@ public final class ClientCore: Sendable {
         try store.saveScope(newScope)
         try store.setDrainPaused(nil)
         try store.setScannerRevocation(nil)
+        // The keys a signed pass is checked with while the server is away; the login counts without them.
+        if session.scanner != nil { try? refreshPassKeys() }
         var device: Device?
         var deviceProblem: String?
         do throws(ClientError) {
@@ -292,10 +294,12 @@ public final class ClientCore: Sendable {
     ///   person's handle does (the kiosk's `offlineAfterMs`); nil means the person's handle.
     public func checkIn(code: String, confirmApprovalRequest: Bool,
                         over transport: (any HTTPTransport)? = nil) throws(ClientError) -> MutationOutcome {
-        try mutate(kind: "checkin", .scannerCheckIn,
-                   body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
-                   credential: .scanner, scannedAt: clock.now(),
-                   attempter: transport.map { OutboxDrainer(store: store, transport: $0, clock: clock, directory: directory) })
+        let outcome = try mutate(kind: "checkin", .scannerCheckIn,
+                                 body: CheckInBody(shortId: code, confirmApprovalRequest: confirmApprovalRequest),
+                                 credential: .scanner, scannedAt: clock.now(),
+                                 attempter: transport.map { OutboxDrainer(store: store, transport: $0, clock: clock, directory: directory) })
+        if case .applied = outcome { noteOnSite(answer: outcome) }
+        return outcome
     }
 
     /// Writes a mutation of the current session to the outbox, durably, with sorted-key JSON.
@@ -311,7 +315,9 @@ public final class ClientCore: Sendable {
     }
 
     public func checkOut(code: String) throws(ClientError) -> MutationOutcome {
-        try mutate(kind: "checkout", .scannerCheckOut, body: ["shortId": code], credential: .scanner)
+        let outcome = try mutate(kind: "checkout", .scannerCheckOut, body: ["shortId": code], credential: .scanner)
+        noteOnSite(answer: outcome, checkOutCode: code)
+        return outcome
     }
 
     public func decide(_ decision: ApprovalDecision, visitorId: String, note: String?) throws(ClientError) -> MutationOutcome {

@@ -52,6 +52,8 @@ public final class ClientDatabase: @unchecked Sendable {
         CREATE TABLE cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, updated_at INTEGER NOT NULL);
         """),
         passCacheMigration,
+        passKeysMigration,
+        onSiteRollMigration,
     ]
 
     public init(directory: StateDirectory) throws(ClientError) {

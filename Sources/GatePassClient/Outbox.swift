@@ -162,6 +162,9 @@ extension ClientDatabase {
             try connection.execute("DELETE FROM pass_cache_state")
             try connection.execute("DELETE FROM pass_cache_passes")
             try connection.execute("DELETE FROM pass_cache_on_site")
+            try connection.execute("DELETE FROM meta WHERE key = ?", [Self.passKeysKey])
+            try connection.execute("DELETE FROM on_site_roll_state")
+            try connection.execute("DELETE FROM on_site_changes")
         }
     }
 }

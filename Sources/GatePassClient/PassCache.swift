@@ -51,19 +51,28 @@ extension ClientDatabase {
         CREATE TABLE pass_cache_on_site (position INTEGER PRIMARY KEY, visitor TEXT NOT NULL);
         """)
 
+    /// The pass keys leave the pass cache's state row for a row of their own: a person's
+    /// device that never synced a pass cache (`gatepass checkin`) keeps them too.
+    static let passKeysMigration = Migration("0003-pass-keys", """
+        INSERT INTO meta (key, value) SELECT 'pass_keys', keys FROM pass_cache_state WHERE keys IS NOT NULL;
+        ALTER TABLE pass_cache_state DROP COLUMN keys;
+        """)
+    static let passKeysKey = "pass_keys"
+
     // MARK: - Reading
 
     public func passCacheStatus() throws(ClientError) -> PassCacheStatus? {
         try withConnection { connection in
             guard var status = try connection.queryFirst("""
-                SELECT server, day, cursor, last_sync_at, clock_offset_ms, keys FROM pass_cache_state
+                SELECT server, day, cursor, last_sync_at, clock_offset_ms FROM pass_cache_state
                 """, [], { row in
                 PassCacheStatus(server: try row.string(0), day: try row.string(1), cursor: try row.string(2),
                                 lastSyncAt: try row.date(3),
                                 clockOffset: try row.optionalInt64(4).map { Double($0) / 1000 },
-                                passes: 0, revoked: 0, keys: try Self.decodedKeys(try row.optionalString(5)).count,
+                                passes: 0, revoked: 0, keys: 0,
                                 onSite: 0, admittedOffline: 0)
             }) else { return nil }
+            status.keys = try Self.decodedKeys(try Self.passKeysText(connection)).count
             status.passes = Int(try connection.scalarInt("SELECT COUNT(*) FROM pass_cache_passes WHERE visitor IS NOT NULL") ?? 0)
             status.revoked = Int(try connection.scalarInt("SELECT COUNT(*) FROM pass_cache_passes WHERE revoked = 1") ?? 0)
             status.admittedOffline = Int(try connection.scalarInt(
@@ -87,9 +96,7 @@ extension ClientDatabase {
     public func passCacheSnapshot(for shortId: ShortID? = nil) throws(ClientError) -> OfflineCacheSnapshot {
         try withConnection { connection in
             var snapshot = OfflineCacheSnapshot()
-            snapshot.keys = try Self.decodedKeys(try connection.queryFirst("SELECT keys FROM pass_cache_state", []) {
-                try $0.optionalString(0)
-            } ?? nil)
+            snapshot.keys = try Self.decodedKeys(try Self.passKeysText(connection))
             let rows = "SELECT short_id, visitor, revoked, admitted_at FROM pass_cache_passes"
             let read = { (row: Row) throws in
                 let id = try row.parsed(0, as: "short id", ShortID.init)
@@ -107,13 +114,6 @@ extension ClientDatabase {
                 _ = try connection.query(rows, [], read)
             }
             return snapshot
-        }
-    }
-
-    /// The evacuation roll as the server last gave it (newest sync).
-    public func cachedOnSite() throws(ClientError) -> [Visitor] {
-        try withConnection { connection in
-            try connection.query("SELECT visitor FROM pass_cache_on_site ORDER BY position", []) { try Self.decodedVisitor(try $0.string(0)) }
         }
     }
 
@@ -152,17 +152,16 @@ extension ClientDatabase {
     }
 
     func savePassKeys(_ keys: PassKeyList) throws(ClientError) {
-        try withConnection { _ = try $0.execute("UPDATE pass_cache_state SET keys = ?", [CanonicalJSON.string(keys)]) }
+        try setMeta(Self.passKeysKey, CanonicalJSON.string(keys))
     }
 
-    func replaceOnSite(_ visitors: [Visitor]) throws(ClientError) {
-        try transaction { connection in
-            try connection.execute("DELETE FROM pass_cache_on_site")
-            for (position, visitor) in visitors.enumerated() {
-                try connection.execute("INSERT INTO pass_cache_on_site (position, visitor) VALUES (?, ?)",
-                                       [Int64(position), CanonicalJSON.string(visitor)])
-            }
-        }
+    /// The pass keys this device was last given; empty before the first fetch.
+    public func passKeys() throws(ClientError) -> [PassKey] {
+        try withConnection { try Self.decodedKeys(try Self.passKeysText($0)) }
+    }
+
+    private static func passKeysText(_ connection: Connection) throws -> String? {
+        try connection.queryFirst("SELECT value FROM meta WHERE key = ?", [passKeysKey]) { try $0.string(0) }
     }
 
     /// Records an offline admission: the short id is admitted since the last sync (a second

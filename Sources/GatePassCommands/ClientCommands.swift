@@ -63,17 +63,20 @@ enum ClientCommands {
     }
 
     /// Prints a mutation's outcome; queued mutations exit 0 and say so.
+    /// - Parameter exitStatus: the status an answer exits with (0 unless it says otherwise:
+    ///   3 for a refusal decided at the gate, 1 for a check-out of someone not inside).
     static func report<T: Decodable & Encodable>(_ outcome: ClientCore.MutationOutcome, as type: T.Type, asJSON: Bool,
-                                                 _ context: Context, describe: (T) -> String) throws -> Int32 {
+                                                 _ context: Context, exitStatus: (T) -> Int32 = { _ in 0 },
+                                                 describe: (T) -> String) throws -> Int32 {
         switch outcome {
         case .applied(let response):
+            let value = try APIClient.decode(T.self, from: response.body)
             if asJSON {
                 context.terminal.out(String(decoding: response.body, as: UTF8.self))
             } else {
-                let value = try APIClient.decode(T.self, from: response.body)
                 context.terminal.out(visible: describe(value))
             }
-            return 0
+            return exitStatus(value)
         case .queued(let entry, let reason):
             if asJSON {
                 context.terminal.out(json(["queued": "true", "entry": String(entry.id), "reason": reason.description]))

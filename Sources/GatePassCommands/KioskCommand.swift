@@ -167,19 +167,29 @@ extension FrameSourceOptions.Choice {
     }
 }
 
-/// `gatepass kiosk roll`: who is on site, as the kiosk's pass cache last heard it from the
-/// server (the running kiosk refreshes it every 30 s), so the roll can be read with the
-/// network down. Reads the state file only; never asks the server.
+/// `gatepass kiosk roll`: who is on site, as this device knows it: the server's last roll (the
+/// running kiosk refreshes it with its pass cache every 30 s) with what this kiosk admitted and
+/// checked out since, so the roll can be read with the network down. Reads the state file only;
+/// never asks the server.
 struct KioskRollCommand: GatePassCommand {
     static let configuration = CommandConfiguration(
         name: "gatepass kiosk roll",
-        overview: "Print the evacuation roll (who is checked in) from this kiosk's pass cache, without asking the server: the first line says how old it is, then one visitor a line. " + ServerOptions.stateNote,
-        options: [OutputOptions.flag("Print {syncedAt, server, visitors: [Visitor]} instead.")])
+        overview: "Print the evacuation roll (who is checked in) without asking the server: the server's last roll, kept with this kiosk's pass cache, with the people this kiosk admitted (online or offline) and checked out since. The first line says how many and how old the server's part is, then one person a line, with the time in (in this device's time zone, named). " + ServerOptions.stateNote,
+        options: [OutputOptions.flag("Print {syncedAt, server, admittedHere, checkedOutHere, visitors: [{shortId, name, inSince, admittedHere, visitor}]} instead (visitor absent for a pass admitted here by its signature alone).")])
 
     struct Roll: Encodable {
-        var syncedAt: Timestamp
-        var server: String
-        var visitors: [Visitor]
+        struct Person: Encodable {
+            var shortId: String
+            var name: String
+            var inSince: Timestamp?
+            var admittedHere: Bool
+            var visitor: Visitor?
+        }
+        var syncedAt: Timestamp?
+        var server: String?
+        var admittedHere: Int
+        var checkedOutHere: Int
+        var visitors: [Person]
     }
 
     var json: Bool
@@ -187,20 +197,40 @@ struct KioskRollCommand: GatePassCommand {
 
     func run(_ context: CommandContext) throws -> Int32 {
         let core = try context.core(platform: "kiosk")
-        guard let status = try core.passCacheStatus() else {
+        let roll = try core.onSiteRoll()
+        let server = try core.passCacheStatus()?.server
+        guard roll.serverRollAt != nil || !roll.entries.isEmpty else {
             throw CommandFailure("this kiosk has no pass cache yet: run gatepass kiosk while the server is reachable")
         }
-        let visitors = try core.cachedOnSite()
         if json {
-            context.terminal.out(ClientCommands.json(Roll(syncedAt: Timestamp(status.lastSyncAt), server: status.server, visitors: visitors)))
+            context.terminal.out(ClientCommands.json(Roll(
+                syncedAt: roll.serverRollAt.map(Timestamp.init), server: server, admittedHere: roll.admittedHere,
+                checkedOutHere: roll.checkedOutHere,
+                visitors: roll.entries.map { Roll.Person(shortId: $0.shortId.rawValue, name: $0.name, inSince: $0.inSince.map(Timestamp.init),
+                                                         admittedHere: $0.admittedHere, visitor: $0.visitor) })))
             return 0
         }
-        let age = GateDecision.ageText(Int(status.age(at: context.clock.now())))
-        context.terminal.out(visible: "\(visitors.count) on site (\(age), from \(status.server))")
-        for visitor in visitors {
-            let company = visitor.company.map { " (\($0))" } ?? ""
-            let since = visitor.checkedInAt.map { " — in since \(Timestamp($0))" } ?? ""
-            context.terminal.out(visible: "\(visitor.shortId.rawValue)  \(visitor.name)\(company)\(since)")
+        let now = context.clock.now()
+        let site = SiteClock(timeZone: .current)
+        var heading = roll.entries.count == 1 ? "1 on site" : "\(roll.entries.count) on site"
+        if let fetched = roll.serverRollAt {
+            heading += " (server's roll \(ClientCommands.age(fetched, now: now)) old, taken \(site.stamped(fetched))"
+            if let server { heading += ", from \(server)" }
+            heading += ")"
+        } else {
+            heading += " (no roll from the server yet)"
+        }
+        var here: [String] = []
+        if roll.admittedHere > 0 { here.append("\(roll.admittedHere) admitted") }
+        if roll.checkedOutHere > 0 { here.append("\(roll.checkedOutHere) checked out") }
+        if !here.isEmpty { heading += "; " + here.joined(separator: " and ") + " here since" }
+        context.terminal.out(visible: heading)
+        for entry in roll.entries {
+            let company = entry.visitor?.company.map { " (\($0))" } ?? ""
+            let name = entry.visitor == nil ? "(name not known here)" : entry.name
+            let since = entry.inSince.map { " — in since \(site.stamped($0))" } ?? ""
+            let mark = entry.admittedHere ? " — admitted here" + (entry.visitor == nil ? " by signature" : "") : ""
+            context.terminal.out(visible: "\(entry.shortId.rawValue)  \(name)\(company)\(since)\(mark)")
         }
         return 0
     }

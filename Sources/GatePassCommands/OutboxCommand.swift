@@ -72,12 +72,14 @@ struct OutboxCommand: GatePassCommand {
             let report = core.drainer.drain(ignoringBackoff: true)
             if let failure = report.failure { throw CommandFailure("the drain stopped: \(failure)") }
             if report.busy { throw CommandFailure("another process is draining this outbox; try again in a moment") }
-            let view = DrainView(report)
+            var view = DrainView(report)
+            view.entries = DrainedEntry.all(report, deadLetters: try core.store.deadLetters())
             if json {
                 context.terminal.out(ClientCommands.json(view))
             } else {
                 context.terminal.out("sent \(report.applied.count), dead-lettered \(report.deadLettered.count), \(report.remaining) left")
-                for entry in report.deadLettered { context.terminal.out("dead: entry \(entry.id) (\(entry.kind)); see gatepass outbox dead") }
+                for entry in view.entries ?? [] { context.terminal.out(visible: entry.line) }
+                if !report.deadLettered.isEmpty { context.terminal.out("dead letters stay for review: gatepass outbox dead") }
                 if report.offline { context.terminal.out("the server is unreachable") }
                 if let next = view.nextAttemptAt, report.remaining > 0 {
                     context.terminal.out("\(report.remaining) entries wait for backoff; next attempt at \(next)")
@@ -162,6 +164,8 @@ struct OutboxCommand: GatePassCommand {
         var offline: Bool
         var pausedForLogin: String?
         var nextAttemptAt: Timestamp?
+        /// What the server decided for each entry sent (`outbox drain` only).
+        var entries: [DrainedEntry]?
 
         init(_ report: DrainReport) {
             applied = report.applied.count
@@ -172,6 +176,74 @@ struct OutboxCommand: GatePassCommand {
             offline = report.offline
             pausedForLogin = report.pausedForLogin
             nextAttemptAt = (report.deferred + report.waiting).map(\.nextAttemptAt).min().map(Timestamp.init)
+        }
+    }
+}
+
+/// One entry a drain sent, and what the server decided: `checkin K7Q2M9XD: CHECKED_IN (Ana Pop)`,
+/// `checkin ZZZZZZZZ: dead-lettered: no visitor has this pass`.
+struct DrainedEntry: Encodable, Equatable {
+    var id: Int64
+    var kind: String
+    /// What the entry was about: the short id of a check-in or check-out, a walk-in's name, a
+    /// decision's visitor id.
+    var subject: String
+    /// The server's result (`CHECKED_IN`, `NOT_CHECKED_IN`, `AWAITING_APPROVAL`, a visitor's status).
+    var result: String?
+    var visitorName: String?
+    /// For a dead letter: the server's error.
+    var errorCode: String?
+    var errorMessage: String?
+
+    var line: String {
+        let head = subject.isEmpty ? kind : "\(kind) \(subject)"
+        if let errorMessage { return "\(head): dead-lettered: \(errorMessage)" }
+        guard let result else { return "\(head): sent" }
+        return "\(head): \(result)" + (visitorName.map { " (\($0))" } ?? "")
+    }
+
+    static func all(_ report: DrainReport, deadLetters: [DeadLetter]) -> [DrainedEntry] {
+        let letters = Dictionary(deadLetters.map { ($0.entry.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return (report.applied.map { DrainedEntry(applied: $0, answer: report.answers[$0.id]) }
+                + report.deadLettered.map { DrainedEntry(dead: $0, letter: letters[$0.id]) }).sorted { $0.id < $1.id }
+    }
+
+    init(applied entry: OutboxEntry, answer: [UInt8]?) {
+        self.init(entry)
+        guard let answer else { return }
+        /// The fields every gate answer and a decided visitor share.
+        struct Answer: Decodable {
+            struct Named: Decodable { var name: String; var status: String }
+            var result: String?
+            var visitor: Named?
+            var name: String?
+            var status: String?
+            /// A refusal delivered as the answer (an offline scan's INVALID / NOT_FOUND).
+            var code: String?
+        }
+        guard let decoded = try? JSONDecoder().decode(Answer.self, from: Data(answer)) else { return }
+        result = decoded.result ?? decoded.status ?? decoded.code
+        visitorName = decoded.visitor?.name ?? decoded.name
+    }
+
+    init(dead entry: OutboxEntry, letter: DeadLetter?) {
+        self.init(entry)
+        errorCode = letter?.errorCode
+        errorMessage = letter.map { "\($0.errorMessage) (\($0.status) \($0.errorCode))" } ?? "see gatepass outbox dead"
+    }
+
+    private init(_ entry: OutboxEntry) {
+        id = entry.id
+        kind = entry.kind
+        /// The entry's own body: what a check-in, check-out or walk-in named.
+        struct Body: Decodable { var shortId: String?; var name: String? }
+        let body = entry.body.flatMap { try? JSONDecoder().decode(Body.self, from: Data($0.utf8)) }
+        if let code = body?.shortId {
+            subject = (try? QRPayload.reference(from: code).shortId.rawValue) ?? code
+        } else if let name = body?.name {
+            subject = name
+        } else {
+            subject = entry.url.split(separator: "/").dropLast().last.map(String.init) ?? ""
         }
     }
 }

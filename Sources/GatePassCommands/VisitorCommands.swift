@@ -193,7 +193,7 @@ struct CheckInCommand: GatePassCommand {
     static let confirmApproval = Flag("--confirm-approval", help: "Request approval when the pass needs it.")
     static let configuration = CommandConfiguration(
         name: "gatepass checkin",
-        overview: "Check a pass in by short id or raw QR text. Queued when the server is unreachable.",
+        overview: "Check a pass in by short id or raw QR text. Queued when the server is unreachable; a signed (GP2) pass is then checked with the pass keys fetched at login, as an offline kiosk does, and a forgery is refused, not queued. " + GateExitStatus.checkInNote,
         arguments: [code.spec], options: [confirmApproval, OutputOptions.json])
 
     var code: String
@@ -206,8 +206,19 @@ struct CheckInCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let outcome = try context.core().checkIn(code: code, confirmApprovalRequest: confirm)
-        return try ClientCommands.report(outcome, as: CheckInAnswer.self, asJSON: json, context) { answer in
+        let core = try context.core()
+        let outcome = try core.checkIn(code: code, confirmApprovalRequest: confirm)
+        switch outcome {
+        case .queued(let entry, let reason):
+            return try GateExitStatus.reportUnanswered(core.judgeUnansweredCheckIn(entry, code: code), entry: entry, reason: reason,
+                                                       asJSON: json, context)
+        case .applied:
+            try? core.refreshPassKeys()
+        default:
+            break
+        }
+        return try ClientCommands.report(outcome, as: CheckInAnswer.self, asJSON: json, context,
+                                         exitStatus: { GateExitStatus.of($0.result) }) { answer in
             var line = "\(answer.result.rawValue)  \(answer.visitor.name) (\(answer.visitor.shortId))"
             if answer.result == .approvalRequired { line += ": run again with --confirm-approval to ask an approver" }
             if answer.result == .blocked { line += ": " + GateDecision.blockedReason }
@@ -220,7 +231,7 @@ struct CheckOutCommand: GatePassCommand {
     static let code = Argument<String>("CODE", help: "The visitor's short id, or the raw text of their pass's QR code.")
     static let configuration = CommandConfiguration(
         name: "gatepass checkout",
-        overview: "Check a visitor out by short id or raw QR text. Queued when the server is unreachable.",
+        overview: "Check a visitor out by short id or raw QR text. Queued when the server is unreachable. " + GateExitStatus.checkOutNote,
         arguments: [code.spec], options: [OutputOptions.json])
 
     var code: String
@@ -231,9 +242,14 @@ struct CheckOutCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let outcome = try context.core().checkOut(code: code)
-        return try ClientCommands.report(outcome, as: CheckOutAnswer.self, asJSON: json, context) {
-            "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId))"
+        let core = try context.core()
+        let outcome = try core.checkOut(code: code)
+        if case .applied = outcome { try? core.refreshPassKeys() }
+        return try ClientCommands.report(outcome, as: CheckOutAnswer.self, asJSON: json, context,
+                                         exitStatus: { $0.result == .notCheckedIn ? 1 : 0 }) {
+            var line = "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId))"
+            if $0.result == .notCheckedIn { line += ": not inside, so nothing was checked out" }
+            return line
         }
     }
 }
@@ -243,7 +259,8 @@ struct WalkInCommand: GatePassCommand {
     // unreachable, and a value the server would refuse is better refused while the person is here.
     static let name = VisitorFieldOptions.name(required: true)
     static let configuration = CommandConfiguration(
-        name: "gatepass walk-in", overview: "Register a visitor who arrived without a pass; they wait for approval.",
+        name: "gatepass walk-in",
+        overview: "Register a visitor who arrived without a pass; they wait for approval. Queued when the server is unreachable. " + GateExitStatus.walkInNote,
         options: [name, VisitorFieldOptions.phone, VisitorFieldOptions.email, VisitorFieldOptions.company,
                   VisitorFieldOptions.purpose, VisitorFieldOptions.host, OutputOptions.json])
 
@@ -259,8 +276,11 @@ struct WalkInCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let outcome = try context.core().walkIn(walkIn)
-        return try ClientCommands.report(outcome, as: WalkInAnswer.self, asJSON: json, context) {
+        let core = try context.core()
+        let outcome = try core.walkIn(walkIn)
+        if case .applied = outcome { try? core.refreshPassKeys() }
+        return try ClientCommands.report(outcome, as: WalkInAnswer.self, asJSON: json, context,
+                                         exitStatus: { GateExitStatus.of($0.result.scanResult) }) {
             switch $0.result {
             case .awaitingApproval: "\($0.result.rawValue)  \($0.visitor.name) (\($0.visitor.shortId)): an approver decides"
             // The gate is told no more than that (api.md "Blocklist").

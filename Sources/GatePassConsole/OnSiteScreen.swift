@@ -12,16 +12,22 @@ import GatePassCore
 /// Enter: open · e: export to a text file · r: reload
 /// ```
 /// `visitor.arrived` adds a person, `visitor.departed` (or any change out of CHECKED_IN)
-/// takes them off; the stream's changes go to the offline copy too, so offline the roll is
-/// the one last shown, with its age.
+/// takes them off; the stream's changes go to the offline copy too. Offline the roll is the
+/// server's last one (kept with the pass cache, so it is there even when this tab was never
+/// opened online) with what this device admitted and checked out since, and says how old the
+/// server's part is.
 public final class OnSiteScreen: ConsoleScreen {
     private let services: any VisitorsServices
     private let clock: () -> Date
     private let fallbackZone: TimeZone
 
     public private(set) var site: Organization?
-    /// Everyone on site, by name.
-    public private(set) var visitors: [Visitor] = []
+    /// Everyone on site, by name (passes known by their short id only last).
+    public private(set) var entries: [OnSiteRoll.Entry] = []
+    /// The people whose visitor this device knows (all but passes admitted here by signature).
+    public var visitors: [Visitor] { entries.compactMap(\.visitor) }
+    /// This device's own admissions and check-outs the server's roll did not show yet.
+    public private(set) var changedHere: (admitted: Int, checkedOut: Int) = (0, 0)
     private var list = ListSelection()
     public var selection: Int { list.index }
     public private(set) var gates: [String: String] = [:]
@@ -45,7 +51,7 @@ public final class OnSiteScreen: ConsoleScreen {
 
     public var siteTime: SiteClock { site.flatMap { SiteClock(zoneNamed: $0.timeZone) } ?? SiteClock(timeZone: fallbackZone) }
 
-    public var selectedVisitor: Visitor? { visitors.indices.contains(selection) ? visitors[selection] : nil }
+    public var selectedVisitor: Visitor? { entries.indices.contains(selection) ? entries[selection].visitor : nil }
 
     // MARK: - Loading and events
 
@@ -57,24 +63,23 @@ public final class OnSiteScreen: ConsoleScreen {
     }
 
     public func reload() {
-        let keep = selectedVisitor?.id
+        let keep = selectedPass
         do {
             let read = try services.onSite()
-            visitors = Self.byName(read.value.filter { $0.status == .checkedIn })
+            entries = OnSiteRoll.ordered(read.value.entries)
+            changedHere = (read.value.admittedHere, read.value.checkedOutHere)
             loaded = (read.updatedAt, read.fromCache)
             errorLine = nil
         } catch {
             errorLine = "Could not load the roll. " + error.sentence
         }
-        select(id: keep)
+        select(keep)
     }
 
-    static func byName(_ visitors: [Visitor]) -> [Visitor] {
-        visitors.sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
-    }
+    private var selectedPass: ShortID? { entries.indices.contains(selection) ? entries[selection].shortId : nil }
 
-    private func select(id: String?) {
-        list.select(id.flatMap { id in visitors.firstIndex { $0.id == id } } ?? list.index, count: visitors.count)
+    private func select(_ pass: ShortID?) {
+        list.select(pass.flatMap { pass in entries.firstIndex { $0.shortId == pass } } ?? list.index, count: entries.count)
     }
 
     public func receive(_ event: ServerEvent) -> ScreenAction {
@@ -85,26 +90,28 @@ public final class OnSiteScreen: ConsoleScreen {
         }
         guard kind.carriesVisitor, case .visitor(let data)? = try? event.payload() else { return .none }
         let visitor = data.visitor
-        let keep = selectedVisitor?.id
-        let shown = visitors.contains { $0.id == visitor.id }
+        let keep = selectedPass
+        let isThem = { (entry: OnSiteRoll.Entry) in entry.shortId == visitor.shortId || entry.visitor?.id == visitor.id }
+        let shown = entries.contains(where: isThem)
         if visitor.status == .checkedIn {
             services.noteLiveOnSite(.arrived(visitor))
-            visitors = Self.byName(visitors.filter { $0.id != visitor.id } + [visitor])
+            entries = OnSiteRoll.ordered(entries.filter { !isThem($0) }
+                + [OnSiteRoll.Entry(shortId: visitor.shortId, visitor: visitor, inSince: visitor.checkedInAt, admittedHere: false)])
             if gates[visitor.checkpointId ?? ""] == nil, visitor.checkpointId != nil { gates = services.gateNames() }
         } else if shown {
             services.noteLiveOnSite(.left(visitorId: visitor.id))
-            visitors.removeAll { $0.id == visitor.id }
+            entries.removeAll(where: isThem)
         } else {
             return .none
         }
-        select(id: keep)
+        select(keep)
         return .redraw
     }
 
     // MARK: - Keys
 
     public func handle(_ key: Key) -> ScreenAction {
-        if let moved = list.move(key, count: visitors.count) { return moved ? .redraw : .none }
+        if let moved = list.move(key, count: entries.count) { return moved ? .redraw : .none }
         switch key {
         case .enter:
             guard let visitor = selectedVisitor else { return .none }
@@ -129,7 +136,7 @@ public final class OnSiteScreen: ConsoleScreen {
         }
         do {
             let path = try services.saveOnSiteRoll(rollText())
-            let count = visitors.count == 1 ? "1 person" : "\(visitors.count) people"
+            let count = entries.count == 1 ? "1 person" : "\(entries.count) people"
             notice = VisitorsScreen.Notice(.ok, "Exported \(count) to \(path) (readable by you only).")
         } catch {
             notice = VisitorsScreen.Notice(.error, "Not exported: \(error.sentence)")
@@ -138,9 +145,23 @@ public final class OnSiteScreen: ConsoleScreen {
 
     // MARK: - Text
 
-    func gate(of visitor: Visitor) -> String {
-        guard let id = visitor.checkpointId else { return "" }
+    func gate(of visitor: Visitor?) -> String {
+        guard let id = visitor?.checkpointId else { return "" }
         return gates[id] ?? String(id.prefix(8))
+    }
+
+    /// The name column: a pass admitted here by its signature alone has no name on this device.
+    static func name(of entry: OnSiteRoll.Entry) -> String {
+        entry.visitor?.name ?? "\(entry.shortId.rawValue) (admitted here by signature)"
+    }
+
+    /// What this device did that the server's roll does not show yet, or nil.
+    var changedHereText: String? {
+        var parts: [String] = []
+        if changedHere.admitted > 0 { parts.append("\(changedHere.admitted) admitted") }
+        if changedHere.checkedOut > 0 { parts.append("\(changedHere.checkedOut) checked out") }
+        guard !parts.isEmpty else { return nil }
+        return "Includes " + parts.joined(separator: " and ") + " at this device since the server's roll."
     }
 
     /// The roll as plain text for printing: every value on one line with controls, escapes
@@ -148,14 +169,16 @@ public final class OnSiteScreen: ConsoleScreen {
     public func rollText() -> String {
         let now = clock()
         var lines = ["On site at \(site?.name ?? "the site") — \(siteTime.dateTime(now)) (\(siteTime.timeZone.identifier))",
-                     visitors.count == 1 ? "1 person checked in" : "\(visitors.count) people checked in"]
+                     entries.count == 1 ? "1 person checked in" : "\(entries.count) people checked in"]
         if let loaded, loaded.fromCache {
-            lines.append("OFFLINE: the roll as it was \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago; check at the gates.")
+            lines.append("OFFLINE: the server's roll as it was \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago "
+                         + "(\(siteTime.stamped(loaded.updatedAt))); check at the gates.")
         }
+        if let changedHereText { lines.append(changedHereText) }
         lines.append("")
-        let table = [["Name", "Company", "Host", "Gate", "In"]] + visitors.map { visitor in
-            [visitor.name, visitor.company ?? "", visitor.hostName ?? "", gate(of: visitor),
-             visitor.checkedInAt.map { siteTime.dateTime($0) } ?? ""].map(TerminalText.visible)
+        let table = [["Name", "Company", "Host", "Gate", "In"]] + entries.map { entry in
+            [Self.name(of: entry), entry.visitor?.company ?? "", entry.visitor?.hostName ?? "", gate(of: entry.visitor),
+             entry.inSince.map { siteTime.dateTime($0) } ?? ""].map(TerminalText.visible)
         }
         let widths = (0..<5).map { column in table.map { $0[column].count }.max() ?? 0 }
         for row in table {
@@ -176,21 +199,22 @@ public final class OnSiteScreen: ConsoleScreen {
         if let notice { footer.append((notice.text, notice.kind.style)) }
         footer.append(("Enter: open · e: export to a text file · r: reload", .dim))
         var cursor = LineCursor(area: area, bottom: canvas.putFooter(footer, in: area))
-        let count = visitors.count == 1 ? "1 person" : "\(visitors.count) people"
+        let count = entries.count == 1 ? "1 person" : "\(entries.count) people"
         var heading = "On site now: \(count)"
         if let site { heading += " · \(site.name)" }
         cursor.line(heading + " · \(siteTime.dateTime(now)) (\(siteTime.timeZone.identifier))", .title, on: &canvas)
         if let time = site?.autoCheckoutAt {
             cursor.line("Visitors still inside at \(time) are checked out automatically.", .dim, on: &canvas)
         }
-        guard cursor.readState(loaded, error: errorLine, shown: "the roll", now: now,
-                               emptyText: visitors.isEmpty ? "Nobody is checked in." : nil, on: &canvas) else { return }
+        if let changedHereText { cursor.line(changedHereText, .dim, on: &canvas) }
+        guard cursor.readState(loaded, error: errorLine, shown: "the server's roll", now: now,
+                               emptyText: entries.isEmpty ? "Nobody is checked in." : nil, on: &canvas) else { return }
         let columns = Columns.layout(width: area.width)
         cursor.line(columns.row(["Name", "Company", "Host", "Gate", "In"]), Canvas.Style(.muted, bold: true), on: &canvas)
-        cursor.list(&list, count: visitors.count, on: &canvas) { index in
-            let visitor = visitors[index]
-            return (columns.row([visitor.name, visitor.company ?? "", visitor.hostName ?? "", gate(of: visitor),
-                                 visitor.checkedInAt.map { siteTime.short($0, now: now) } ?? ""]), .plain)
+        cursor.list(&list, count: entries.count, on: &canvas) { index in
+            let entry = entries[index]
+            return (columns.row([Self.name(of: entry), entry.visitor?.company ?? "", entry.visitor?.hostName ?? "",
+                                 gate(of: entry.visitor), entry.inSince.map { siteTime.short($0, now: now) } ?? ""]), .plain)
         }
     }
 

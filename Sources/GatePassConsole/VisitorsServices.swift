@@ -115,9 +115,11 @@ public protocol VisitorsServices: AnyObject {
     /// - Returns: the absolute path written (a new file: an existing one is never replaced).
     func savePassPNG(for visitor: Visitor) throws(ConsoleError) -> String
 
-    /// Everyone CHECKED_IN now (the evacuation roll), every page. Offline, the roll as last
-    /// known (the cached read with the stream's arrivals and departures since).
-    func onSite() throws(ConsoleError) -> ConsoleRead<[Visitor]>
+    /// Everyone CHECKED_IN now (the evacuation roll), every page, with what this device admitted
+    /// and checked out that the server's roll does not show yet. Offline, the server's last roll
+    /// (kept with the pass cache) with those changes and the stream's arrivals and departures
+    /// since; `updatedAt` is the age of the server's part.
+    func onSite() throws(ConsoleError) -> ConsoleRead<OnSiteRoll>
 
     /// Tells the offline copy of the roll what the stream changed (`visitor.arrived`,
     /// `visitor.departed`), like `ConsoleServices.noteLiveApproval` for the approvals.

@@ -33,7 +33,6 @@ extension ClientCoreServices: VisitorsServices {
         } while cursor != nil && pages < onSitePageLimit
         return (items, cursor != nil)
     }
-    static let onSiteKey = "console_onsite"
     static let onSiteLiveKey = "console_onsite_live"
 
     /// Reads with `fetch` and caches the answer under `key`; when the server cannot be
@@ -123,9 +122,12 @@ extension ClientCoreServices: VisitorsServices {
 
     public func checkOutVisitor(id: String) throws(ConsoleError) -> Visitor {
         let key = UUID().uuidString
-        return try call { api, session throws(ClientError) in
+        let visitor = try call { api, session throws(ClientError) in
             try api.checkOutVisitor(token: session.token, id: id, idempotencyKey: key)
         }
+        // The roll kept for offline reads must not list them until the next roll from the server.
+        try? core.noteOnSite(visitor, inside: visitor.status == .checkedIn, at: clock.now())
+        return visitor
     }
 
     public func inviteVisitor(id: String) throws(ConsoleError) -> String {
@@ -168,24 +170,42 @@ extension ClientCoreServices: VisitorsServices {
         return try writeNewFile(png, stem: "gatepass-pass-\(visitor.shortId.rawValue)", suffix: ".png")
     }
 
-    public func onSite() throws(ConsoleError) -> ConsoleRead<[Visitor]> {
+    /// The roll from the server, kept in the state file with the pass cache's; offline, the last
+    /// one kept (by this tab or by the pass cache's sync) with what this device admitted and checked
+    /// out since and what the event stream showed, its age that of the server's part.
+    public func onSite() throws(ConsoleError) -> ConsoleRead<OnSiteRoll> {
         let live = liveOverlay(Self.onSiteLiveKey)
-        do throws(ConsoleError) {
-            let read = try cachedRead(Self.onSiteKey) { api, session throws(ClientError) in
-                try Self.followPages { cursor throws(ClientError) in
+        do throws(ClientError) {
+            let session = try core.session(on: nil)
+            let asked = clock.now()
+            do throws(ClientError) {
+                let api = APIClient(baseURL: session.server, transport: transport)
+                let (visitors, hasMore) = try Self.followPages { cursor throws(ClientError) in
                     try api.visitors(token: session.token, status: .checkedIn, limit: ListBounds.maximumLimit, cursor: cursor)
                 }
-            }
-            guard read.fromCache else {
+                try core.saveOnSiteRoll(visitors, fetchedAt: asked)
                 clearLiveOverlay(Self.onSiteLiveKey)
-                return read
+                return ConsoleRead(value: try core.onSiteRoll(), updatedAt: asked, fromCache: false, hasMore: hasMore)
+            } catch {
+                guard error.isRetryable else { throw error }
+                let kept = try core.onSiteRoll()
+                guard kept.serverRollAt != nil || !kept.entries.isEmpty || !live.arrived.isEmpty else { throw error }
+                return ConsoleRead(value: Self.overlaid(kept, live), updatedAt: live.oldest(kept.serverRollAt), fromCache: true)
             }
-            return ConsoleRead(value: live.applied(to: read.value), updatedAt: live.oldest(read.updatedAt), fromCache: true,
-                               hasMore: read.hasMore)
         } catch {
-            guard case .offline = error, !live.arrived.isEmpty else { throw error }
-            return ConsoleRead(value: live.applied(to: []), updatedAt: live.oldest(nil), fromCache: true)
+            throw Self.consoleError(error, retryAfter: nil)
         }
+    }
+
+    /// The roll with the stream's arrivals and departures since it was read laid over it.
+    static func overlaid(_ roll: OnSiteRoll, _ live: LiveListOverlay) -> OnSiteRoll {
+        var roll = roll
+        let arrived = live.arrived.map(\.visitor)
+        let arrivedPasses = Set(arrived.map(\.shortId))
+        roll.entries = roll.entries.filter { entry in
+            !arrivedPasses.contains(entry.shortId) && !(entry.visitor.map { live.left.contains($0.id) } ?? false)
+        } + arrived.map { OnSiteRoll.Entry(shortId: $0.shortId, visitor: $0, inSince: $0.checkedInAt, admittedHere: false) }
+        return roll
     }
 
     public func noteLiveOnSite(_ change: LiveListChange) { noteLive(change, in: Self.onSiteLiveKey) }

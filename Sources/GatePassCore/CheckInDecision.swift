@@ -17,6 +17,20 @@ public enum ScanResult: String, Codable, Sendable, CaseIterable {
     case invalid = "INVALID"
 }
 
+extension ScanResult {
+    /// Whether the gate decided to keep the visitor out (`gatepass checkin` and `walk-in` exit
+    /// 3): the pass is known and was judged. Not a refusal: an admission, a wait for an
+    /// approver, and the errors (`NOT_FOUND`, `INVALID`: nothing was judged). The switch has no
+    /// default, so every later result declares which it is.
+    public var isDecidedRefusal: Bool {
+        switch self {
+        case .checkedIn, .alreadyCheckedIn, .awaitingApproval: false
+        case .approvalRequired, .rejected, .cancelled, .checkedOut, .expired, .notYetValid, .blocked: true
+        case .notFound, .invalid: false
+        }
+    }
+}
+
 /// What a kiosk asked for when it scanned a pass.
 public struct CheckInRequest: Sendable, Equatable {
     public var confirmApprovalRequest: Bool
@@ -172,6 +186,16 @@ extension CheckIn {
 public enum WalkInResult: String, Codable, Sendable, CaseIterable {
     case awaitingApproval = "AWAITING_APPROVAL"
     case blocked = "BLOCKED"
+}
+
+extension WalkInResult {
+    /// The check-in result of the same name, whose `isDecidedRefusal` the walk-in shares.
+    public var scanResult: ScanResult {
+        switch self {
+        case .awaitingApproval: .awaitingApproval
+        case .blocked: .blocked
+        }
+    }
 }
 
 public enum WalkIn {

@@ -138,11 +138,17 @@ public struct GateDecision: Sendable, Equatable, Codable {
         GateDecision(outcome: .signedOut, code: code, reason: reason)
     }
 
+    /// The pass as a person reads it when no name is known: its short id (a GP2 text admitted
+    /// by its signature is 140 characters nobody reads), else the text as scanned.
+    private var namedPass: String {
+        shortId ?? (try? QRPayload.reference(from: code).shortId.rawValue) ?? code
+    }
+
     /// The one line the gate prints: outcome first, in capitals, then who and why. The code,
     /// name and reason (which may hold an approver's note) came from outside: their controls
     /// and invisible characters are spelled out, so no scanned text can redraw the line.
     public var line: String {
-        let who = TerminalText.visible(visitorName.map { name in shortId.map { "\(name) (\($0))" } ?? name } ?? code)
+        let who = TerminalText.visible(visitorName.map { name in shortId.map { "\(name) (\($0))" } ?? name } ?? namedPass)
         let reason = TerminalText.visible(reason)
         if conflict == true { return "CONFLICT  \(who) — \(reason)" }
         let offline = offlineBasis == nil ? "" : " offline (\(Self.ageText(cacheAgeSeconds)))"

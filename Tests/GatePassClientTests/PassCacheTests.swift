@@ -52,7 +52,7 @@ import Testing
         #expect(try core.decideOffline(code: first.shortId, scannedAt: Date(), policy: .cachedOnly).result == .cancelled)
         #expect(try core.decideOffline(code: second.shortId, scannedAt: Date(), policy: .cachedOnly).result == .alreadyCheckedIn)
         // The on-site list came along (the evacuation roll offline).
-        #expect(try core.cachedOnSite().map(\.shortId.rawValue) == [second.shortId])
+        #expect(try core.onSiteRoll().entries.map(\.shortId.rawValue) == [second.shortId])
         let status = try #require(try core.passCacheStatus())
         #expect(status.passes == 3 && status.onSite == 1)
     }
@@ -313,7 +313,7 @@ import Testing
             "UPDATE pass_cache_passes SET visitor = '{}'",
             "UPDATE pass_cache_passes SET short_id = 'nonsense'",
             "UPDATE pass_cache_passes SET short_id = 'BBBBBBBB'",
-            "UPDATE pass_cache_state SET keys = '{\"keys\":[{\"id\":\"K1\",\"algorithm\":\"RSA\",\"purpose\":\"admit\",\"publicKey\":\"AA\",\"createdAt\":\"2026-01-01T00:00:00Z\"}]}'",
+            "INSERT INTO meta (key, value) VALUES ('pass_keys', '{\"keys\":[{\"id\":\"K1\",\"algorithm\":\"RSA\",\"purpose\":\"admit\",\"publicKey\":\"AA\",\"createdAt\":\"2026-01-01T00:00:00Z\"}]}')",
         ]
         for damage in damages {
             let (damaged, damagedPath) = try Self.store()
@@ -359,5 +359,32 @@ extension PassCacheTests {
         core.store.close()
         let reopened = try world.core()
         #expect(try !reopened.decideOffline(code: text, scannedAt: Date(), policy: .signed).admits, "after a restart")
+    }
+
+    /// A state file written before the pass keys had their own row keeps its keys: the
+    /// migration moves them, and a device that never synced a pass cache can hold keys too.
+    @Test func theKeysOfAnOlderStateFileMoveToTheirOwnRow() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatepass-cache-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let directory = StateDirectory(path: path)
+        try directory.prepare()
+        let keys = #"{"keys":[{"algorithm":"Ed25519","createdAt":"2026-01-01T00:00:00Z","id":"A1","publicKey":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","purpose":"admit"}]}"#
+        do {
+            let old = try Connection(path: directory.databasePath)
+            _ = try Migrator.migrate(old, Array(ClientDatabase.migrations.prefix(2)))
+            _ = try old.execute("""
+                INSERT INTO pass_cache_state (only, server, day, cursor, last_sync_at, keys) VALUES (1, 's', 'd', 'c', 0, ?)
+                """, [keys])
+            old.close()
+        }
+        let store = try ClientDatabase(directory: directory)
+        #expect(try store.passKeys().map(\.id) == ["A1"])
+        #expect(try store.passCacheStatus()?.keys == 1)
+        #expect(try store.passCacheSnapshot().keys.map(\.id) == ["A1"])
+        // Without a pass cache at all, keys are kept and read.
+        try store.purgeIdentityData()
+        #expect(try store.passKeys().isEmpty)
+        try store.savePassKeys(try JSONDecoder().decode(PassKeyList.self, from: Data(keys.utf8)))
+        #expect(try store.passCacheStatus() == nil && store.passKeys().count == 1)
     }
 }

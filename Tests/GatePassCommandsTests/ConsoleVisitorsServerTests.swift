@@ -113,16 +113,16 @@ import Testing
             #expect(decoded.texts == [code.text], "the saved PNG scans to the pass text")
 
             // Scanned at the gate: on site; checked out from the office: gone.
-            #expect(try services.onSite().value.allSatisfy { $0.id != visitor.id })
+            #expect(try services.onSite().value.entries.compactMap(\.visitor).allSatisfy { $0.id != visitor.id })
             let scanner = try world.scannerToken()
             let checkIn = try LoopbackHTTPClient(port: world.server.port).send(
                 "POST", "/api/visitor-scanner/checkin", token: scanner, json: ["shortId": code.text])
             #expect(checkIn.json?["result"] as? String == "CHECKED_IN", "\(checkIn.text)")
-            let inside = try services.onSite().value
+            let inside = try services.onSite().value.entries.compactMap(\.visitor)
             let person = try #require(inside.first { $0.id == visitor.id })
             #expect(person.checkpointId.map { services.gateNames()[$0] } == "Main gate")
             #expect(try services.checkOutVisitor(id: visitor.id).status == .checkedOut)
-            #expect(try services.onSite().value.allSatisfy { $0.id != visitor.id })
+            #expect(try services.onSite().value.entries.compactMap(\.visitor).allSatisfy { $0.id != visitor.id })
             #expect(throws: ConsoleError.self) { try services.inviteVisitor(id: visitor.id) }
         }
     }

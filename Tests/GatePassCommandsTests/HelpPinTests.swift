@@ -266,7 +266,7 @@ import Testing
 
             """#),
         (["checkin"], #"""
-            OVERVIEW: Check a pass in by short id or raw QR text. Queued when the server is unreachable.
+            OVERVIEW: Check a pass in by short id or raw QR text. Queued when the server is unreachable; a signed (GP2) pass is then checked with the pass keys fetched at login, as an offline kiosk does, and a forgery is refused, not queued. Exit status: 0 CHECKED_IN, ALREADY_CHECKED_IN, AWAITING_APPROVAL or queued; 3 a refusal decided at the gate (BLOCKED, CANCELLED, REJECTED, CHECKED_OUT, EXPIRED, NOT_YET_VALID, APPROVAL_REQUIRED); 1 an unknown pass, a text that is not a pass, a forged signature or another error; 2 a usage error.
 
             USAGE: gatepass checkin CODE [--confirm-approval] [--json]
 
@@ -280,7 +280,7 @@ import Testing
 
             """#),
         (["checkout"], #"""
-            OVERVIEW: Check a visitor out by short id or raw QR text. Queued when the server is unreachable.
+            OVERVIEW: Check a visitor out by short id or raw QR text. Queued when the server is unreachable. Exit status: 0 CHECKED_OUT or queued; 1 NOT_CHECKED_IN (the visitor is not inside) or another error; 2 a usage error.
 
             USAGE: gatepass checkout CODE [--json]
 
@@ -306,7 +306,7 @@ import Testing
 
             """#),
         (["walk-in"], #"""
-            OVERVIEW: Register a visitor who arrived without a pass; they wait for approval.
+            OVERVIEW: Register a visitor who arrived without a pass; they wait for approval. Queued when the server is unreachable. Exit status: 0 AWAITING_APPROVAL or queued; 3 BLOCKED; 1 an error; 2 a usage error.
 
             USAGE: gatepass walk-in --name NAME [--phone PHONE] [--email EMAIL] [--company TEXT] [--purpose TEXT] [--host NAME] [--json]
 
@@ -449,12 +449,12 @@ import Testing
 
             """#),
         (["kiosk", "roll"], #"""
-            OVERVIEW: Print the evacuation roll (who is checked in) from this kiosk's pass cache, without asking the server: the first line says how old it is, then one visitor a line. State lives in $GATEPASS_STATE_DIR (default $XDG_STATE_HOME/gatepass or ~/.local/state/gatepass).
+            OVERVIEW: Print the evacuation roll (who is checked in) without asking the server: the server's last roll, kept with this kiosk's pass cache, with the people this kiosk admitted (online or offline) and checked out since. The first line says how many and how old the server's part is, then one person a line, with the time in (in this device's time zone, named). State lives in $GATEPASS_STATE_DIR (default $XDG_STATE_HOME/gatepass or ~/.local/state/gatepass).
 
             USAGE: gatepass kiosk roll [--json]
 
             OPTIONS:
-              --json      Print {syncedAt, server, visitors: [Visitor]} instead.
+              --json      Print {syncedAt, server, admittedHere, checkedOutHere, visitors: [{shortId, name, inSince, admittedHere, visitor}]} instead (visitor absent for a pass admitted here by its signature alone).
               -h, --help  Show help information.
 
             """#),

@@ -59,9 +59,11 @@ extension KioskTests {
         // A generous bound only: the server was away, so no scan waited for it.
         #expect(Date().timeIntervalSince(started) < 30)
         #expect(gate.waitForLine("DENIED offline (cache "))
-        #expect(gate.waitForLine("\(forgery) — the pass's signature or fields do not check out"))
+        // Named by the short id it claims, never by its raw text.
+        #expect(gate.waitForLine("DENIED offline (cache ") && gate.waitForLine("\(valid.shortId) — the pass's signature or fields do not check out"))
         #expect(gate.waitForLine("Cora Cancel (\(cancelled.shortId)) — welcome"), "the kiosk's cache did not know of the cancellation")
-        #expect(gate.waitForLine("\(texts.signed) — welcome"), "admitted by its signature")
+        #expect(gate.waitForLine("  \(signedOnly.shortId) — welcome"), "admitted by its signature, named by its short id")
+        #expect(!gate.terminal.stdout.contains(texts.signed), "the GP2 text is never shown")
         let queued = try reader.store.outboxEntries()
         #expect(queued.count == 4)
         var scannedAt: [String: Date] = [:]
@@ -144,7 +146,7 @@ extension KioskTests {
         let text = try passText(gate, visitorId: pass.id)
         gate.stopServer()
         try first.scan(ImageFileSource(directory: try gate.folder("before", [text])))
-        #expect(gate.waitForLine("\(text) — welcome"), "admitted by its signature")
+        #expect(gate.waitForLine("  \(pass.shortId) — welcome"), "admitted by its signature")
         first.stop()
 
         // The server back while the gate is down (its scan still queued): cancelled, and told by a delta.
@@ -221,26 +223,60 @@ extension KioskTests {
         #expect(none.stderr.contains("no pass cache yet"))
         let owner = try gate.token("owner@demo.gatepass")
         let inside = try gate.visitor(owner, ["name": "Rita Roll", "company": "Acme"])
+        let leaving = try gate.visitor(owner, ["name": "Lea Leaving"])
+        let later = try gate.visitor(owner, ["name": "Lars Later"])
         let reader = try gate.core()
         _ = try reader.ensureScannerToken(now: Date())
-        guard case .applied = try reader.checkIn(code: inside.shortId, confirmApprovalRequest: false) else {
-            Issue.record("the check-in was not applied"); return
+        for visitor in [inside, leaving] {
+            guard case .applied = try reader.checkIn(code: visitor.shortId, confirmApprovalRequest: false) else {
+                Issue.record("the check-in was not applied"); return
+            }
         }
         try reader.syncPassCache(timeZone: .current)
+        // After the roll was taken, before the cut: this device checks one of them out.
+        guard case .applied = try reader.checkOut(code: leaving.shortId) else { Issue.record("not checked out"); return }
+        let signedOnly = try gate.visitor(owner, ["name": "Sid Signed"])
+        let signedText = try passText(gate, visitorId: signedOnly.id)
         gate.stopServer()
+        // The same device admits two people offline: one its cache knows, one by signature alone.
+        for code in [later.shortId, signedText] {
+            let decision = try reader.decideOffline(code: code, scannedAt: Date(), policy: .signed)
+            #expect(decision.result == .checkedIn)
+            try reader.queueOfflineCheckIn(code: code, decision: decision.result, scannedAt: Date())
+        }
 
         let terminal = RecordingTerminal()
         #expect(GatePassCLI.main(["gatepass", "kiosk", "roll"], terminal: terminal, environment: gate.environment) == 0)
         let lines = terminal.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.first?.hasPrefix("\(lines.count - 1) on site (cache ") == true)
+        #expect(lines.first?.hasPrefix("\(lines.count - 1) on site (server's roll ") == true, "\(terminal.stdout)")
+        #expect(lines.first?.contains(" old, taken ") == true && lines.first?.contains("(\(TimeZone.current.identifier))") == true)
+        #expect(lines.first?.hasSuffix("; 2 admitted and 1 checked out here since") == true, "\(terminal.stdout)")
         let rita = try #require(lines.first { $0.hasPrefix(inside.shortId) })
         #expect(rita.contains("Rita Roll") && rita.contains("(Acme) — in since "))
+        #expect(rita.hasSuffix("(\(TimeZone.current.identifier))"), "the site's time, named, never RFC 3339: \(rita)")
+        #expect(!lines.contains { $0.hasPrefix(leaving.shortId) }, "checked out by this device before the cut")
+        #expect(lines.contains { $0.hasPrefix(later.shortId) && $0.contains("Lars Later") && $0.hasSuffix("admitted here") })
+        #expect(lines.contains { $0.hasPrefix(signedOnly.shortId) && $0.hasSuffix("admitted here by signature") })
+        #expect(!terminal.stdout.contains(signedText))
+
         let json = RecordingTerminal()
         #expect(GatePassCLI.main(["gatepass", "kiosk", "roll", "--json"], terminal: json, environment: gate.environment) == 0)
         let roll = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let visitors = try #require(roll["visitors"] as? [[String: Any]])
-        #expect(visitors.contains { $0["shortId"] as? String == inside.shortId && $0["status"] as? String == "CHECKED_IN" })
-        #expect(roll["syncedAt"] is String)
+        #expect(visitors.contains { $0["shortId"] as? String == inside.shortId
+                && ($0["visitor"] as? [String: Any])?["status"] as? String == "CHECKED_IN" })
+        #expect(visitors.contains { $0["shortId"] as? String == signedOnly.shortId && $0["visitor"] == nil })
+        #expect(roll["syncedAt"] is String && roll["admittedHere"] as? Int == 2 && roll["checkedOutHere"] as? Int == 1)
+
+        // The server back and the scans delivered: the next roll from the server shows them itself.
+        try gate.startServer()
+        #expect(reader.drainer.drain(ignoringBackoff: true).applied.count == 2)
+        try reader.syncPassCache(timeZone: .current)
+        let caughtUp = try reader.onSiteRoll()
+        #expect(caughtUp.admittedHere == 0 && caughtUp.checkedOutHere == 0)
+        let caughtUpPasses = Set(caughtUp.entries.map(\.shortId.rawValue))
+        #expect(caughtUpPasses.isSuperset(of: [inside.shortId, later.shortId, signedOnly.shortId]) && !caughtUpPasses.contains(leaving.shortId))
+        #expect(caughtUpPasses.count == lines.count - 1, "the same people, now all from the server's roll")
     }
 
     /// The policies that judge less: `cached-only` admits a cached pass but not one known only by
@@ -265,10 +301,10 @@ extension KioskTests {
             #expect(gate.waitForLine("ADMITTED offline (cache "))
             #expect(gate.waitForLine("Carl Cached (\(cached.shortId)) — welcome"))
         } else {
-            #expect(gate.waitForLine("\(texts.cached) — \(refusal)"))
+            #expect(gate.waitForLine("  \(cached.shortId) — \(refusal)"))
         }
         #expect(gate.waitForLine("DENIED offline (cache "))
-        #expect(gate.waitForLine("\(texts.signed) — \(refusal)"))
+        #expect(gate.waitForLine("  \(signedOnly.shortId) — \(refusal)"))
         #expect(!gate.terminal.stdout.contains("ADMITTED offline") || policy == .cachedOnly)
     }
 

@@ -20,8 +20,13 @@ final class FakeVisitorsServices: VisitorsServices {
     var inviteResult: Result<String, ConsoleError> = .success("http://gate.test/p/tok")
     var passCodeResult: Result<PassCode, ConsoleError> = .success(FakeVisitorsServices.smallCode)
     var savePassResult: Result<String, ConsoleError> = .success("/work/here/gatepass-pass-K7Q2M9XD.png")
-    var onSiteResult: Result<ConsoleRead<[Visitor]>, ConsoleError> =
-        .success(ConsoleRead(value: [], updatedAt: Fixtures.now, fromCache: false))
+    var onSiteResult: Result<ConsoleRead<OnSiteRoll>, ConsoleError> =
+        .success(ConsoleRead(value: FakeVisitorsServices.roll([]), updatedAt: Fixtures.now, fromCache: false))
+
+    /// The server's roll of `visitors`, with `changes` of this device laid over it.
+    static func roll(_ visitors: [Visitor], changes: [OnSiteRoll.LocalChange] = []) -> OnSiteRoll {
+        OnSiteRoll.combine(server: visitors, serverRollAt: Fixtures.now, changes: changes)
+    }
     var gates: [String: String] = ["c1": "Main gate", "c2": "Dock"]
     var saveRollResult: Result<String, ConsoleError> = .success("/work/here/gatepass-on-site.txt")
 
@@ -91,7 +96,7 @@ final class FakeVisitorsServices: VisitorsServices {
         return try savePassResult.get()
     }
 
-    func onSite() throws(ConsoleError) -> ConsoleRead<[Visitor]> {
+    func onSite() throws(ConsoleError) -> ConsoleRead<OnSiteRoll> {
         calls.append("onSite")
         return try onSiteResult.get()
     }
@@ -132,6 +137,8 @@ extension Fixtures {
     /// Someone on site since `minutesAgo`, at checkpoint `gate`.
     static func inside(_ number: Int, name: String, gate: String? = "c1", minutesAgo: Double = 30) -> Visitor {
         var visitor = visitor(number, name: name, status: .checkedIn)
+        // Each person on site has a pass of their own (the roll knows passes by short id).
+        visitor.shortId = ShortID("K7Q2" + String(format: "%04d", number))!
         visitor.checkedInAt = now.addingTimeInterval(-minutesAgo * 60)
         visitor.checkpointId = gate
         return visitor

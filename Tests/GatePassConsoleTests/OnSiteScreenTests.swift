@@ -6,10 +6,12 @@ import Testing
 @Suite struct OnSiteScreenTests {
     func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: width - text.count) }
 
-    func withScreen(_ visitors: [Visitor], fromCache: Bool = false, updatedAt: Date = Fixtures.now,
+    func withScreen(_ visitors: [Visitor], changes: [OnSiteRoll.LocalChange] = [], fromCache: Bool = false,
+                    updatedAt: Date = Fixtures.now,
                     _ body: (OnSiteScreen, FakeVisitorsServices, TestClock) throws -> Void) rethrows {
         let services = FakeVisitorsServices()
-        services.onSiteResult = .success(ConsoleRead(value: visitors, updatedAt: updatedAt, fromCache: fromCache))
+        services.onSiteResult = .success(ConsoleRead(value: FakeVisitorsServices.roll(visitors, changes: changes), updatedAt: updatedAt,
+                                                     fromCache: fromCache))
         let clock = TestClock()
         let screen = OnSiteScreen(services: services, clock: clock.function, fallbackZone: TimeZone(identifier: "UTC")!)
         #expect(screen.appear() == .redraw)
@@ -77,12 +79,13 @@ import Testing
 
     @Test func offlineTheRollSaysHowOldAndAFailureKeepsIt() {
         withScreen(Self.two, fromCache: true, updatedAt: Fixtures.now.addingTimeInterval(-7200)) { screen, services, _ in
-            #expect(Fixtures.render(screen, width: 80, height: 8).line(1) == "Offline: showing the roll as it was 2 h ago.")
+            #expect(Fixtures.render(screen, width: 80, height: 8).line(1) == "Offline: showing the server's roll as it was 2 h ago.")
             services.onSiteResult = .failure(.offline("connection refused"))
             _ = screen.handle(.character("r"))
             #expect(screen.visitors.count == 2)
             #expect(Fixtures.render(screen, width: 200, height: 8).line(2).hasPrefix("Could not load the roll. The server cannot be reached"))
-            #expect(screen.rollText().contains("OFFLINE: the roll as it was 2 h ago; check at the gates."))
+            #expect(screen.rollText().contains("OFFLINE: the server's roll as it was 2 h ago (15 Jun 2025 16:06 (Europe/Bucharest)"), "\(screen.rollText())")
+            #expect(screen.rollText().contains("); check at the gates."))
         }
     }
 
@@ -128,6 +131,26 @@ import Testing
                 let small = Fixtures.render(screen, width: width, height: height)
                 for y in 0..<height { #expect(small.line(y).count <= width) }
             }
+        }
+    }
+
+    /// What this device did since the server's roll is on it: a pass admitted by its signature
+    /// alone (no name known here: its short id), and a person checked out here taken off.
+    @Test func theRollCountsWhatThisDeviceAdmittedAndCheckedOutSince() throws {
+        let signed = ShortID("K7Q2M9XD")!
+        let changes = [OnSiteRoll.LocalChange(shortId: Self.two[0].shortId, visitor: nil, inside: false, at: Fixtures.now),
+                       OnSiteRoll.LocalChange(shortId: signed, visitor: nil, inside: true, at: Fixtures.now.addingTimeInterval(-60))]
+        withScreen(Self.two, changes: changes, fromCache: true, updatedAt: Fixtures.now.addingTimeInterval(-600)) { screen, _, _ in
+            #expect(screen.entries.map(\.shortId) == [Self.two[1].shortId, signed])
+            let text = Fixtures.render(screen, width: 160, height: 10).text
+            #expect(text.contains("On site now: 2 people"))
+            #expect(text.contains("Includes 1 admitted and 1 checked out at this device since the server's roll."))
+            #expect(text.contains("Offline: showing the server's roll as it was 10 min ago."))
+            #expect(text.contains("K7Q2M9XD (admitted here by signature)"))
+            #expect(!text.contains("Zoe Lung"))
+            _ = screen.handle(.down)
+            #expect(screen.selectedVisitor == nil && screen.handle(.enter) == .none, "nothing to open for a pass known by signature")
+            #expect(screen.rollText().contains("K7Q2M9XD (admitted here by signature)"))
         }
     }
 }

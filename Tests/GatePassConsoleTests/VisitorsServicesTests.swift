@@ -199,14 +199,33 @@ import Testing
             return Self.json(Page(items: [Fixtures.inside(1, name: "Al")], nextCursor: "p2"))
         }) { services, requests, _ in
             let read = try services.onSite()
-            #expect(read.value.map(\.id) == ["v1", "v2"] && !read.fromCache && !read.hasMore)
+            #expect(read.value.entries.compactMap(\.visitor?.id) == ["v1", "v2"] && !read.fromCache && !read.hasMore)
             #expect(requests.urls == ["http://gate.test/api/visitors?status=CHECKED_IN&limit=500",
                                       "http://gate.test/api/visitors?status=CHECKED_IN&limit=500&cursor=p2"])
             services.noteLiveOnSite(.arrived(Fixtures.inside(3, name: "Cy")))
             services.noteLiveOnSite(.left(visitorId: "v1"))
             online.withLock { $0 = false }
             let offline = try services.onSite()
-            #expect(offline.fromCache && offline.value.map(\.id) == ["v3", "v2"])
+            #expect(offline.fromCache && offline.value.entries.compactMap(\.visitor?.id) == ["v2", "v3"])
+        }
+    }
+
+    /// The tab opened for the first time with the server away: the roll the pass cache's sync
+    /// kept, with what this device admitted and checked out since, its age the server's part's.
+    @Test func theRollOpenedFirstOfflineIsThePassCachesWithThisDevicesChanges() throws {
+        try withServices({ request throws(HTTPTransportError) in
+            throw .cannotConnect(url: request.url, detail: "connection refused")
+        }) { services, _, _ in
+            #expect(throws: ConsoleError.self, "nothing kept yet: the error, not an empty roll") { try services.onSite() }
+            let taken = Fixtures.now.addingTimeInterval(-300)
+            try services.core.saveOnSiteRoll([Fixtures.inside(1, name: "Al"), Fixtures.inside(2, name: "Bo"),
+                                              Fixtures.inside(3, name: "Cy")], fetchedAt: taken)
+            try services.core.noteOnSite(Fixtures.inside(2, name: "Bo"), inside: false, at: Fixtures.now.addingTimeInterval(-60))
+            try services.core.noteOnSite(Fixtures.inside(4, name: "Di"), inside: true, at: Fixtures.now.addingTimeInterval(-30))
+            let read = try services.onSite()
+            #expect(read.fromCache && read.updatedAt == taken)
+            #expect(read.value.entries.compactMap(\.visitor?.id) == ["v1", "v3", "v4"])
+            #expect(read.value.admittedHere == 1 && read.value.checkedOutHere == 1)
         }
     }
 

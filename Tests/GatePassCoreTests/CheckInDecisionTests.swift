@@ -434,4 +434,12 @@ struct CheckInDecisionTests {
         #expect(request.offline == false)
         #expect(request.scannedAt == nil)
     }
+
+    /// The CLI's exit 3: the results where the gate judged the pass and kept the visitor out.
+    @Test func theDecidedRefusalsAreTheResultsThatKeepAKnownPassOut() {
+        let refusals = Set(ScanResult.allCases.filter(\.isDecidedRefusal))
+        #expect(refusals == [.approvalRequired, .rejected, .cancelled, .checkedOut, .expired, .notYetValid, .blocked])
+        #expect(WalkInResult.allCases.filter(\.scanResult.isDecidedRefusal) == [.blocked])
+        #expect(WalkInResult.allCases.allSatisfy { $0.scanResult.rawValue == $0.rawValue })
+    }
 }

@@ -34,6 +34,11 @@ import Testing
         #expect(GateDecision.refused(.invalid, code: "hello").line == "DENIED  hello — not a Gate Pass code")
         #expect(GateDecision.queued(code: "K7Q2M9XD").outcome == .queuedOffline)
         #expect(GateDecision.queued(code: "K7Q2M9XD").line.hasPrefix("QUEUED OFFLINE  K7Q2M9XD — "))
+        // A queued GP2 text is named by the short id it carries.
+        let text = SignedPassTextTests.pass.text
+        #expect(GateDecision.queued(code: text).line.hasPrefix("QUEUED OFFLINE  K7Q2M9XD — "))
+        // A text that names no pass is shown as read (escaped), for there is nothing else.
+        #expect(GateDecision.queued(code: String(text.dropLast())).line.hasPrefix("QUEUED OFFLINE  \(text.dropLast()) — "))
     }
 
     @Test func anApproversDecisionIsShownWithTheNote() {
@@ -55,10 +60,11 @@ import Testing
         #expect(admitted.offlineBasis == .cachedVisitor && admitted.cacheAgeSeconds == 185)
         let signed = GateDecision.offline(OfflineDecision(result: .checkedIn, basis: .signature, shortId: ana.shortId),
                                           code: "GP2:K7Q2M9XD.1.2.A1.SIG", cacheAge: 42)
-        #expect(signed.line == "ADMITTED offline (cache 42 s old)  GP2:K7Q2M9XD.1.2.A1.SIG — welcome")
+        // Admitted by its signature: the short id, never the pass's raw text.
+        #expect(signed.line == "ADMITTED offline (cache 42 s old)  K7Q2M9XD — welcome")
         let forged = GateDecision.offline(OfflineDecision(result: .invalid, basis: .none, shortId: ana.shortId), code: "GP2:forged",
                                           cacheAge: 7200)
-        #expect(forged.line == "DENIED offline (cache 2 h old)  GP2:forged — the pass's signature or fields do not check out")
+        #expect(forged.line == "DENIED offline (cache 2 h old)  K7Q2M9XD — the pass's signature or fields do not check out")
         let noPass = GateDecision.offline(OfflineDecision(result: .invalid, basis: .none), code: "hello", cacheAge: 1)
         #expect(noPass.line == "DENIED offline (cache 1 s old)  hello — not a Gate Pass code")
         let unknown = GateDecision.offline(OfflineDecision(result: .notFound, basis: .none, shortId: ana.shortId), code: "K7Q2M9XD",
