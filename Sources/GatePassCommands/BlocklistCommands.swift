@@ -109,7 +109,7 @@ struct BlocklistAddCommand: GatePassCommand {
         var body = entry
         body.expiresAt = try OfficeCommands.validity(from: expiresAt, until: nil, site).from
         if let expiry = body.expiresAt, expiry.date <= context.clock.now() {
-            throw UsageError("--expires (\(try site.clock().stamped(expiry.date))) is not in the future: give a later time")
+            throw UsageError("--expires \(try site.clock().stamped(expiry.date)) is not in the future: give a later time")
         }
         let created = try core.online { api, token throws(ClientError) in
             try api.addBlocklistEntry(token: token, body, idempotencyKey: OfficeCommands.idempotencyKey())

@@ -140,7 +140,7 @@ import Testing
             #expect(try listed(["--status", "CANCELLED", "--day", "2027-02-02"]).isEmpty)
             let text = gatepass(setup, ["visitor", "list", "--day", "2027-02-02"])
             #expect(text.status == 0, "\(text.err)")
-            #expect(text.out.contains("\(shortId)  Ana Visitor  Acme  host Ion Host  EXPECTED  valid 2027-02-02 09:00–17:00  id \(id)"))
+            #expect(text.out.contains("\(shortId)  Ana Visitor  Acme  host Ion Host  EXPECTED  valid 02 Feb 2027 09:00–17:00 (Asia/Kathmandu)  id \(id)"))
             #expect(gatepass(setup, ["visitor", "list", "--day", "2030-01-01"]).out == "no visitors match")
             let one = gatepass(setup, ["visitor", "list", "--limit", "1"])
             #expect(one.out.split(separator: "\n").count == 1)
