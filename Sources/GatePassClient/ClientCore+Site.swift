@@ -39,10 +39,19 @@ extension ClientCore {
     /// - Throws: `.local` when the list has not ended after `maximumUserPages` pages.
     public func user(email: String) throws(ClientError) -> UserSummary? {
         let wanted = email.trimmingCharacters(in: .whitespaces).lowercased()
+        return try firstUser(wanted) { $0.profile.email.lowercased() == wanted }
+    }
+
+    /// The user of this organization whose id is `id`, from `GET /api/users` page by page
+    /// (OWNER/ADMIN); nil when no user has it.
+    public func user(id: String) throws(ClientError) -> UserSummary? { try firstUser(id) { $0.profile.id == id } }
+
+    /// The first user `matches` accepts; `wanted` names it in the error.
+    private func firstUser(_ wanted: String, _ matches: (UserSummary) -> Bool) throws(ClientError) -> UserSummary? {
         var cursor: String?
         for _ in 0..<Self.maximumUserPages {
             let page = try online { api, token throws(ClientError) in try api.users(token: token, limit: ListBounds.maximumLimit, cursor: cursor) }
-            if let user = page.items.first(where: { $0.profile.email.lowercased() == wanted }) { return user }
+            if let user = page.items.first(where: matches) { return user }
             // An empty page with a cursor would only send the same question again.
             guard let next = page.nextCursor, !page.items.isEmpty else { return nil }
             cursor = next

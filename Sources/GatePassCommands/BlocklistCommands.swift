@@ -13,14 +13,14 @@ enum BlocklistCommands {
     ]
 
     /// One entry on one line for a person: who, until when, why, who added it.
-    static func line(_ entry: BlocklistEntry, now: Date, in zone: TimeZone) -> String {
+    static func line(_ entry: BlocklistEntry, now: Date, _ clock: SiteClock) -> String {
         var who: [String] = []
         if let name = entry.name { who.append(entry.company.map { "\(name) (\($0))" } ?? name) }
         if let email = entry.email { who.append("<\(email)>") }
         if let phone = entry.phone { who.append("tel \(phone)") }
         let until: String
         if let expiresAt = entry.expiresAt {
-            until = (entry.isActive(at: now) ? "until " : "expired ") + SiteTime.format(expiresAt, in: zone)
+            until = (entry.isActive(at: now) ? "until " : "expired ") + clock.stamped(expiresAt)
         } else {
             until = "no expiry"
         }
@@ -52,8 +52,8 @@ struct BlocklistListCommand: GatePassCommand {
         if page.items.isEmpty {
             context.terminal.out("the blocklist is empty")
         } else {
-            let zone = try OfficeCommands.SiteZone(core).zone()
-            for entry in page.items { context.terminal.out(BlocklistCommands.line(entry, now: context.clock.now(), in: zone)) }
+            let clock = try OfficeCommands.SiteZone(core).clock()
+            for entry in page.items { context.terminal.out(BlocklistCommands.line(entry, now: context.clock.now(), clock)) }
         }
         PageOptions.noteMore(page, of: "blocklist entries", on: context.terminal)
         return 0
@@ -109,13 +109,13 @@ struct BlocklistAddCommand: GatePassCommand {
         var body = entry
         body.expiresAt = try OfficeCommands.validity(from: expiresAt, until: nil, site).from
         if let expiry = body.expiresAt, expiry.date <= context.clock.now() {
-            throw UsageError("--expires (\(expiry)) is not in the future")
+            throw UsageError("--expires \(try site.clock().stamped(expiry.date)) is not in the future: give a later time")
         }
         let created = try core.online { api, token throws(ClientError) in
             try api.addBlocklistEntry(token: token, body, idempotencyKey: OfficeCommands.idempotencyKey())
         }
         context.terminal.out(json ? ClientCommands.json(created)
-                                  : "blocked: " + BlocklistCommands.line(created, now: context.clock.now(), in: try site.zone()))
+                                  : "blocked: " + BlocklistCommands.line(created, now: context.clock.now(), try site.clock()))
         return 0
     }
 }

@@ -84,8 +84,10 @@ final class ConsoleSession: @unchecked Sendable {
     private var app: ConsoleApp!
     private var approvals: ApprovalsScreen?
     private var scan: ScanScreen?
-    /// The site's zone for a security alert's time, read once per login (not on every frame).
-    private var siteZone: TimeZone = .current
+    /// The organization's clock, read once per login (not on every frame; GET /api/organization
+    /// answers every user, the cache offline), for every screen's times and a security alert's;
+    /// this computer's zone only when neither can answer.
+    private var siteClock = SiteClock(timeZone: .current)
 
     // Filled by background threads, emptied by the UI loop.
     private let inbox = Locked<[ServerEvent]>([])
@@ -119,7 +121,7 @@ final class ConsoleSession: @unchecked Sendable {
         services.knownOffline = { [connection] in connection.state.link == .offline }
         app = ConsoleApp(factory: .init(tabs: { [unowned self] in tabs() }, visitorDetail: { [unowned self] id in detail(id) },
                                         gateNames: { [services] in services.gateNames() }, clock: { [clock] in clock.now() },
-                                        timeZone: { [unowned self] in siteZone }),
+                                        timeZone: { [unowned self] in siteClock.timeZone }),
                          connection: connection)
     }
 
@@ -140,9 +142,7 @@ final class ConsoleSession: @unchecked Sendable {
         let principal = PrincipalKind.user(user.role, canScanCheckpoint: user.mayScan)
         func may(_ action: Action) -> Bool { Permissions.may(principal, action) == .allowed }
         var tabs: [any ConsoleScreen] = []
-        if user.role.managesOrganization {
-            siteZone = (try? services.site()).flatMap { TimeZone(identifier: $0.value.timeZone) } ?? .current
-        }
+        siteClock = (try? services.site()).flatMap { SiteClock(zoneNamed: $0.value.timeZone) } ?? SiteClock(timeZone: .current)
         // Those who decide: an approver by its queue, an owner or admin by the visitors' routes.
         if may(.listApprovalQueue) || may(.decideVisitor) {
             let list = ApprovalsScreen(services: services, clock: now)
@@ -150,7 +150,8 @@ final class ConsoleSession: @unchecked Sendable {
             tabs.append(list)
         }
         if user.mayScan {
-            let screen = ScanScreen(services: services, clock: now, sourceDescription: scanSource.map { "\($0): starting" })
+            let screen = ScanScreen(services: services, clock: now, sourceDescription: scanSource.map { "\($0): starting" },
+                                    siteClock: siteClock)
             scan = screen
             tabs.append(screen)
         }
@@ -160,7 +161,7 @@ final class ConsoleSession: @unchecked Sendable {
         }
         if user.role.managesOrganization {
             tabs.append(OnSiteScreen(services: services, clock: now))
-            tabs.append(HistoryScreen(services: services, clock: now, timeZone: .current, homeDirectory: homeDirectory))
+            tabs.append(HistoryScreen(services: services, clock: now, timeZone: siteClock.timeZone, homeDirectory: homeDirectory))
         }
         tabs.append(MoreScreen(services: services, clock: now, connection: connection))
         if may(.listBlocklist) { tabs.append(BlocklistScreen(services: services, clock: now)) }
@@ -179,7 +180,7 @@ final class ConsoleSession: @unchecked Sendable {
         }
         let now: () -> Date = { [clock] in clock.now() }
         // Owners, admins and hosts manage the visitor there too (cancel, invitation, pass; check
-        // out and decisions as their role allows), with times in the site's zone.
+        // out and decisions as their role allows). Everyone reads its times in the site's zone.
         let user = services.currentUser()
         let principal = user.map { PrincipalKind.user($0.role, canScanCheckpoint: $0.mayScan) } ?? .anonymous
         func may(_ action: Action) -> Bool { Permissions.may(principal, action) == .allowed }
@@ -187,14 +188,13 @@ final class ConsoleSession: @unchecked Sendable {
         let management: (any VisitorsServices)? = manages ? services : nil
         let rights = VisitorDetailScreen.Rights(decides: may(.decideVisitor) || may(.decideQueuedVisitor),
                                                 checksOut: may(.checkOutVisitor))
-        let zone = manages ? (try? services.site()).flatMap { TimeZone(identifier: $0.value.timeZone) } ?? .current : .current
         if let known = approvals?.visitors.first(where: { $0.id == id }) {
-            return VisitorDetailScreen(visitor: known, services: services, clock: now, timeZone: zone, onDecision: onDecision,
+            return VisitorDetailScreen(visitor: known, services: services, clock: now, siteClock: siteClock, onDecision: onDecision,
                                        management: management, rights: rights)
         }
         do {
             return VisitorDetailScreen(detail: try services.visitorDetail(id: id), services: services, clock: now,
-                                       timeZone: zone, onDecision: onDecision, management: management, rights: rights)
+                                       siteClock: siteClock, onDecision: onDecision, management: management, rights: rights)
         } catch {
             return MessageScreen(title: "Visitor", lines: ["This visitor cannot be opened.", error.sentence])
         }

@@ -167,13 +167,14 @@ struct KioskEnrolCodeCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let code = try context.core().online { api, token throws(ClientError) in
+        let core = try context.core()
+        let code = try core.online { api, token throws(ClientError) in
             try api.createKioskEnrolment(token: token, checkpointId: checkpoint, name: name)
         }
         if json {
             context.terminal.out(ClientCommands.json(code))
         } else {
-            context.terminal.out(visible: "\(code.enrolmentCode)  (one use, until \(code.expiresAt); on the kiosk: gatepass kiosk enrol \(code.enrolmentCode) --server URL)")
+            context.terminal.out(visible: "\(code.enrolmentCode)  (one use, until \(try OfficeCommands.SiteZone(core).clock().stamped(code.expiresAt.date)); on the kiosk: gatepass kiosk enrol \(code.enrolmentCode) --server URL)")
         }
         return 0
     }

@@ -25,15 +25,17 @@ struct MailListCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let page = try context.core().online { api, token throws(ClientError) in try api.mailLog(token: token, limit: limit) }
+        let core = try context.core()
+        let page = try core.online { api, token throws(ClientError) in try api.mailLog(token: token, limit: limit) }
         if json {
             context.terminal.out(ClientCommands.json(page))
         } else if page.items.isEmpty {
             context.terminal.out("the mail log is empty")
         } else {
+            let clock = try OfficeCommands.SiteZone(core).clock()
             for mail in page.items {
-                var line = "\(Timestamp(mail.createdAt))  \(mail.kind.rawValue)  \(mail.status.rawValue)  \(mail.to)  attempts \(mail.attempts)"
-                if let sent = mail.sentAt { line += "  sent \(Timestamp(sent))" }
+                var line = "\(clock.stamped(mail.createdAt))  \(mail.kind.rawValue)  \(mail.status.rawValue)  \(mail.to)  attempts \(mail.attempts)"
+                if let sent = mail.sentAt { line += "  sent \(clock.short(sent, now: mail.createdAt))" }
                 if let error = mail.lastError { line += "  last error: \(error)" }
                 context.terminal.out(visible: line)
             }

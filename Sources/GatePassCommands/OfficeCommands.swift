@@ -32,17 +32,11 @@ enum OfficeCommands {
     /// A fresh key per run: the server applies a POST that was retried with it only once.
     static func idempotencyKey() -> String { UUID().uuidString }
 
-    /// `2026-12-02 09:00–17:00`, or both days when the window spans more than one.
-    static func window(_ validity: ValidityWindow, in zone: TimeZone) -> String {
-        let from = SiteTime.format(validity.from, in: zone)
-        let until = SiteTime.format(validity.until, in: zone)
-        let fromDay = LocalDay(containing: validity.from, in: zone), untilDay = LocalDay(containing: validity.until, in: zone)
-        return fromDay == untilDay ? from + "–" + String(until.dropFirst(11)) : from + " – " + until
-    }
-
-    /// Everything about one visitor, a line per field, for a person (text from outside made visible).
-    static func detail(_ visitor: Visitor, in zone: TimeZone, named zoneName: String) -> String {
-        func time(_ date: Date?) -> String { date.map { SiteTime.format($0, in: zone) } ?? "-" }
+    /// Everything about one visitor, a line per field, for a person (text from outside made
+    /// visible): times in the site's zone, people by name where `names` knows them.
+    static func detail(_ visitor: Visitor, _ clock: SiteClock, names: [String: String] = [:]) -> String {
+        func time(_ date: Date?) -> String { date.map(clock.dateTime) ?? "-" }
+        func person(_ id: String?) -> String { id.map { names[$0] ?? $0 } ?? "-" }
         var status = visitor.status.rawValue
         if visitor.requiresApproval { status += ", approval required" }
         if visitor.walkIn { status += ", walk-in" }
@@ -50,15 +44,15 @@ enum OfficeCommands {
         if let email = visitor.hostEmail { host += " <\(email)>" }
         var decided = "-"
         if let at = visitor.decidedAt {
-            decided = "\(time(at)) by \(visitor.decidedBy ?? "-")"
+            decided = "\(time(at)) by \(person(visitor.decidedBy))"
             if let note = visitor.decisionNote { decided += ": \(note)" }
         }
         var checkedIn = time(visitor.checkedInAt)
         if visitor.checkedInAt != nil, let checkpoint = visitor.checkpointId { checkedIn += " at checkpoint \(checkpoint)" }
         let rows: [(String, String)] = [
-            ("status", status), ("valid", "\(window(visitor.validity, in: zone)) (\(zoneName))"),
+            ("status", status), ("valid", clock.window(from: visitor.validity.from, until: visitor.validity.until)),
             ("email", visitor.email ?? "-"), ("phone", visitor.phone ?? "-"), ("company", visitor.company ?? "-"),
-            ("purpose", visitor.purpose ?? "-"), ("host", host), ("approver", visitor.approverId ?? "-"),
+            ("purpose", visitor.purpose ?? "-"), ("host", host), ("approver", person(visitor.approverId)),
             ("created", time(visitor.createdAt)), ("approval asked", time(visitor.approvalRequestedAt)),
             ("decided", decided), ("checked in", checkedIn), ("checked out", time(visitor.checkedOutAt)),
             ("id", visitor.id),
@@ -67,9 +61,27 @@ enum OfficeCommands {
         return lines.map(TerminalText.visible).joined(separator: "\n")
     }
 
-    /// The visitor as the API shapes it (`--json`), or its detail in the site's time.
+    /// The visitor as the API shapes it (`--json`), or its detail in the site's time with
+    /// people by name.
     static func show(_ visitor: Visitor, asJSON: Bool, _ site: SiteZone, _ context: CommandContext) throws {
-        context.terminal.out(asJSON ? ClientCommands.json(visitor) : detail(visitor, in: try site.zone(), named: try site.name()))
+        if asJSON {
+            context.terminal.out(ClientCommands.json(visitor))
+            return
+        }
+        let names = personNames([visitor.decidedBy, visitor.approverId].compactMap { $0 }, site.core)
+        context.terminal.out(detail(visitor, try site.clock(), names: names))
+    }
+
+    /// Names of the users `ids` point at: the logged-in user's own, then the users list, which
+    /// only owners and admins may read. The lookup is best effort: the visitor was read, so a
+    /// list that cannot be (403 for an approver or a host, a network fault) leaves the ids.
+    static func personNames(_ ids: [String], _ core: ClientCore) -> [String: String] {
+        var names: [String: String] = [:]
+        if let session = try? core.session() { names[session.user.id] = session.user.name }
+        for id in Set(ids) where names[id] == nil {
+            if let user = try? core.user(id: id) { names[id] = user.profile.name }
+        }
+        return names
     }
 
     /// The organization's zone, asked of the server once, and only when something needs it.
@@ -83,6 +95,12 @@ enum OfficeCommands {
         }
         func zone() throws -> TimeZone { try site().zone }
         func name() throws -> String { try site().name }
+        /// The site's clock: times as people read them, under the zone's name as the
+        /// organization gives it.
+        func clock() throws -> SiteClock {
+            let site = try site()
+            return SiteClock(zoneNamed: site.name) ?? SiteClock(timeZone: site.zone)
+        }
         private func site() throws -> (zone: TimeZone, name: String) {
             if let known { return known }
             let fetched = try OfficeCommands.siteZone(core)
@@ -101,7 +119,8 @@ enum OfficeCommands {
         }
         let resolved = (from: try instant(from, "--valid-from"), until: try instant(until, "--valid-until"))
         if let start = resolved.from, let end = resolved.until, end.date < start.date {
-            throw UsageError("--valid-until (\(end)) is before --valid-from (\(start))")
+            let clock = try site.clock()
+            throw UsageError("--valid-until (\(clock.dateTime(end.date))) is before --valid-from (\(clock.dateTime(start.date))) in \(clock.zoneName): give an end after the start")
         }
         return resolved
     }
@@ -363,13 +382,13 @@ struct VisitorListCommand: GatePassCommand {
             context.terminal.out(ClientCommands.json(page))
             return 0
         }
-        let zone = try site.zone()
+        let clock = try site.clock()
         if page.items.isEmpty {
             context.terminal.out("no visitors match")
         } else {
             for visitor in page.items {
                 context.terminal.out(ClientCommands.visitorLine(visitor, now: context.clock.now(),
-                                                                window: OfficeCommands.window(visitor.validity, in: zone)))
+                                                                window: clock.window(from: visitor.validity.from, until: visitor.validity.until)))
             }
         }
         PageOptions.noteMore(page, of: "visitors", filtered: true, on: context.terminal)

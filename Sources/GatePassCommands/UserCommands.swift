@@ -24,11 +24,11 @@ enum UserCommands {
                                        help: "The user's id, or their email.")
 
     /// One line per user, for a person (text from outside is made visible when printed).
-    static func describe(_ user: UserSummary) -> String {
+    static func describe(_ user: UserSummary, _ clock: SiteClock) -> String {
         var line = "\(user.profile.role.rawValue)  \(user.profile.name) <\(user.profile.email)>"
         if user.profile.role == .approver && user.profile.canScanCheckpoint { line += "  can scan" }
         if user.disabled { line += "  DISABLED" }
-        line += "  last login \(user.lastLoginAt.map { Timestamp($0).description } ?? "never")"
+        line += "  last login \(user.lastLoginAt.map(clock.stamped) ?? "never")"
         return line + "  id \(user.profile.id)"
     }
 
@@ -46,7 +46,7 @@ enum UserCommands {
         let user = try core.online { api, token throws(ClientError) in
             try api.updateUser(token: token, id: id, changes, idempotencyKey: OfficeCommands.idempotencyKey())
         }
-        context.terminal.out(json ? ClientCommands.json(user) : TerminalText.visible(describe(user)))
+        context.terminal.out(json ? ClientCommands.json(user) : TerminalText.visible(describe(user, try OfficeCommands.SiteZone(core).clock())))
         return 0
     }
 }
@@ -66,11 +66,13 @@ struct UserListCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let page = try context.core().online { api, token throws(ClientError) in try api.users(token: token, limit: limit) }
+        let core = try context.core()
+        let page = try core.online { api, token throws(ClientError) in try api.users(token: token, limit: limit) }
         if json {
             context.terminal.out(ClientCommands.json(page))
         } else {
-            for user in page.items { context.terminal.out(visible: UserCommands.describe(user)) }
+            let clock = try OfficeCommands.SiteZone(core).clock()
+            for user in page.items { context.terminal.out(visible: UserCommands.describe(user, clock)) }
             PageOptions.noteMore(page, of: "users", on: context.terminal)
         }
         return 0
@@ -130,11 +132,12 @@ struct UserAddCommand: GatePassCommand {
 
     func run(_ context: CommandContext) throws -> Int32 {
         guard let database else {
-            let user = try context.core().online { api, token throws(ClientError) in
+            let core = try context.core()
+            let user = try core.online { api, token throws(ClientError) in
                 try api.createUser(token: token, NewUser(email: email, name: name, role: role, canScanCheckpoint: canScan ? true : nil),
                                    idempotencyKey: OfficeCommands.idempotencyKey())
             }
-            context.terminal.out(json ? ClientCommands.json(user) : TerminalText.visible("added " + UserCommands.describe(user)))
+            context.terminal.out(json ? ClientCommands.json(user) : TerminalText.visible("added " + UserCommands.describe(user, try OfficeCommands.SiteZone(core).clock())))
             return 0
         }
         let organization = organization ?? "Default"

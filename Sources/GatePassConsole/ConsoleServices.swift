@@ -54,6 +54,8 @@ public protocol ConsoleServices: AnyObject {
 
 /// The logged-in user as the console shows it.
 public struct ConsoleUser: Sendable, Equatable {
+    /// The user's id (empty when not known, as in a test's made-up user).
+    public var id: String
     public var name: String
     public var email: String
     public var role: Role
@@ -62,8 +64,8 @@ public struct ConsoleUser: Sendable, Equatable {
     /// `canScanCheckpoint`): the Scan tab is shown only then.
     public var mayScan: Bool
 
-    public init(name: String, email: String, role: Role, server: String, mayScan: Bool = false) {
-        self.name = name; self.email = email; self.role = role; self.server = server; self.mayScan = mayScan
+    public init(id: String = "", name: String, email: String, role: Role, server: String, mayScan: Bool = false) {
+        self.id = id; self.name = name; self.email = email; self.role = role; self.server = server; self.mayScan = mayScan
     }
 }
 

@@ -35,11 +35,9 @@ extension HistoryScreen {
         return ("“\(raw)”", .muted)
     }
 
-    private func timeLabel(_ date: Date) -> String {
-        let parts = calendar.dateComponents([.month, .day, .hour, .minute, .second], from: date)
-        func pad(_ value: Int?) -> String { value.map { $0 < 10 ? "0\($0)" : "\($0)" } ?? "--" }
-        if range.dayCount == 1 { return "\(pad(parts.hour)):\(pad(parts.minute)):\(pad(parts.second))" }
-        return "\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
+    /// One day: `09:12:40`; several: the day as well when it is not today (`29 Nov 22:10`).
+    private func timeLabel(_ date: Date, now: Date) -> String {
+        range.dayCount == 1 ? siteClock.timeWithSeconds(date) : siteClock.short(date, now: now)
     }
 
     static func grouped(_ number: Int) -> String {
@@ -90,7 +88,7 @@ extension HistoryScreen {
             y += 1
         }
         let days = range.dayCount == 1 ? "\(range.first) (\(range.first.weekdayName))" : "\(range) (\(range.dayCount) days)"
-        line("Scan history — \(days)", .title)
+        line("Scan history — \(days) · times in \(siteClock.zoneName)", .title)
         let count = loaded == nil ? "" : " · \(Self.grouped(scans.count)) \(scans.count == 1 ? "scan" : "scans")"
         line("Result: \(resultFilter?.rawValue ?? "all") · Checkpoint: \(checkpointFilter.map(checkpointLabel) ?? "all")\(count)"
              + perGateCounts, .plain)
@@ -114,7 +112,7 @@ extension HistoryScreen {
             line("New scans appear here as they are made.", .dim)
             return
         }
-        let columns = Columns(width: area.width, timeWidth: range.dayCount == 1 ? 8 : 11)
+        let columns = Columns(width: area.width, timeWidth: range.dayCount == 1 ? 8 : 12)
         line(columns.row(time: "Time", result: "Result", pass: "Pass", visitor: "Visitor", checkpoint: "Checkpoint",
                          flag: "Offline"), Canvas.Style(.muted, bold: true))
         for index in list.scroll(visibleRows: max(0, footerTop - y), count: scans.count) {
@@ -122,7 +120,7 @@ extension HistoryScreen {
             let selected = index == selection
             let (visitor, visitorRole) = visitorLabel(scan)
             let base: Canvas.Style = selected ? .selected : .plain
-            canvas.put(columns.row(time: timeLabel(scan.scannedAt.date), result: scan.result.rawValue,
+            canvas.put(columns.row(time: timeLabel(scan.scannedAt.date, now: now), result: scan.result.rawValue,
                                    pass: scan.shortId ?? "-", visitor: visitor, checkpoint: checkpointLabel(scan.checkpointId),
                                    flag: scan.isOfflineConflict ? "conflict" : scan.offline ? "offline" : ""),
                        x: area.x, y: y, style: base, maxWidth: area.width)

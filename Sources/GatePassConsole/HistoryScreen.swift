@@ -5,7 +5,7 @@ import GatePassCore
 /// filters, a bar chart per hour, and a CSV export.
 ///
 /// ```
-/// Scan history — 2026-11-30 (Mon)
+/// Scan history — 2026-11-30 (Mon) · times in Europe/Bucharest
 /// Result: all · Checkpoint: all · 17 scans
 /// CHECKED_IN per hour: 12 in all, at most 5 at 09:00
 /// 5                            ██
@@ -15,7 +15,8 @@ import GatePassCore
 /// Time     Result             Pass     Visitor         Checkpoint
 /// 09:12:40 CHECKED_IN         K7Q2M9XD Ana Pop         Main gate
 /// ```
-/// Days are calendar days of `timeZone`: `[` and `]` step back and forward, `t` returns to
+/// Days and times are the organization's (its zone read from the services, as the On-site
+/// tab reads it; the `timeZone` given until it is known): `[` and `]` step back and forward, `t` returns to
 /// today, `d` asks for a day or a range. `r` cycles the result filter (all, CHECKED_IN, then
 /// every other result), `c` the checkpoints seen so far; both are sent to the services, so
 /// the list, the chart and the export agree. The chart counts CHECKED_IN per hour, or the
@@ -65,7 +66,12 @@ public final class HistoryScreen: ConsoleScreen {
 
     let services: any HistoryServices
     let clock: () -> Date
-    let calendar: Calendar
+    /// The calendar of the site's zone: its days and hours.
+    private(set) var calendar: Calendar
+    /// The organization's clock, which every time on the screen is read in.
+    public private(set) var siteClock: SiteClock
+    /// The organization, once read; nil until then (the console's own zone stands in).
+    public private(set) var site: Organization?
     let homeDirectory: String
     /// Most scans read for one view.
     public let rowCap: Int
@@ -110,17 +116,16 @@ public final class HistoryScreen: ConsoleScreen {
     /// - Parameters:
     ///   - services: the scan log, the export and names (the client core, or a fake).
     ///   - clock: "now", for today, cache ages and the live reload pace (tests move it).
-    ///   - timeZone: the zone whose calendar days and hours are shown.
+    ///   - timeZone: the zone days and hours are shown in until the organization's is known
+    ///     (offline at the first open, with nothing cached).
     ///   - homeDirectory: what `~` means in the export path, and where a relative path goes.
     ///   - rowCap: most scans read for one view.
     public init(services: any HistoryServices, clock: @escaping () -> Date, timeZone: TimeZone, homeDirectory: String,
                 rowCap: Int = HistoryScreen.defaultRowCap) {
         self.services = services
         self.clock = clock
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        calendar.locale = Locale(identifier: "en_US_POSIX")
-        self.calendar = calendar
+        self.calendar = Self.calendar(in: timeZone)
+        siteClock = SiteClock(timeZone: timeZone)
         self.homeDirectory = homeDirectory
         self.rowCap = max(1, rowCap)
         range = DayRange(Self.day(of: clock(), in: calendar))
@@ -188,9 +193,25 @@ public final class HistoryScreen: ConsoleScreen {
     // MARK: - Loading
 
     public func appear() -> ScreenAction {
+        learnSite()
         if followsToday { range = DayRange(today()) }
         reload()
         return .redraw
+    }
+
+    /// Reads the organization once, for its zone: days, hours and times are then the site's.
+    private func learnSite() {
+        guard site == nil, let read = try? services.site().value, let clock = SiteClock(zoneNamed: read.timeZone) else { return }
+        site = read
+        siteClock = clock
+        calendar = Self.calendar(in: clock.timeZone)
+    }
+
+    static func calendar(in zone: TimeZone) -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        calendar.locale = Locale(identifier: "en_US_POSIX")
+        return calendar
     }
 
     /// Reads the scans for the current days and filters. On failure, scans read with the

@@ -50,6 +50,10 @@ public protocol HistoryServices: AnyObject {
     /// - Throws: `.offline` when the server cannot be reached and nothing is cached for this filter.
     func scanHistory(filter: ScanHistoryFilter, limit: Int) throws(ConsoleError) -> ConsoleRead<ScanLog>
 
+    /// The organization (its name and time zone), from the server or, offline, from the cache.
+    /// - Throws: `.offline` when neither can answer.
+    func site() throws(ConsoleError) -> ConsoleRead<Organization>
+
     /// The server's CSV export of the scans matching `filter` (no offline fallback: an
     /// export must be the server's current truth).
     func scanHistoryCSV(filter: ScanHistoryFilter) throws(ConsoleError) -> String

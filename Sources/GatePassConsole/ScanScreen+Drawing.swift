@@ -196,7 +196,7 @@ extension ScanScreen {
         }
         let style = Canvas.Style(Self.role(decision.outcome), bold: true, reverse: true)
         let headline = Self.headline(decision)
-        let when = lastDecisionAt.map { " · " + timeFormatter.string(from: $0) } ?? ""
+        let when = lastDecisionAt.map { " · " + siteClock.timeWithSeconds($0) } ?? ""
         func boxRow(_ text: String, priority: Int = 70) -> Row { Row("  " + text, style, priority: priority, background: style) }
         let recentKept = 3
         if room - 8 >= recentKept, let letters = BlockLetters.rows(headline), letters[0].count + 4 <= width {
@@ -217,7 +217,7 @@ extension ScanScreen {
         let lines = recent.enumerated().map { index, entry in
             let decision = entry.decision
             let headline = Self.headline(decision)
-            let text = "\(timeFormatter.string(from: entry.at))  \(headline.padding(toLength: 18, withPad: " ", startingAt: 0))  \(Self.who(decision)) — \(decision.reason)"
+            let text = "\(siteClock.timeWithSeconds(entry.at))  \(headline.padding(toLength: 18, withPad: " ", startingAt: 0))  \(Self.who(decision)) — \(decision.reason)"
             if focus == .recent && index == recentSelection {
                 return Row(text, .selected, priority: 10, background: .selected)
             }

@@ -25,7 +25,7 @@ import GatePassCore
 /// question are the last to go.
 ///
 /// ## How the driver uses it
-/// - `ScanScreen(services:clock:sourceDescription:)`, as a tab when `ConsoleUser.mayScan`.
+/// - `ScanScreen(services:clock:sourceDescription:siteClock:)`, as a tab when `ConsoleUser.mayScan`.
 /// - For each new code from the camera (after de-duplication, e.g. `ConsoleScanFeed`), on the
 ///   UI thread: `scanned(text)`; ring the bell on `.alert` (a denial).
 /// - For each change of the source's state, on the UI thread: `sourceState(text, isProblem:)`.
@@ -92,7 +92,8 @@ public final class ScanScreen: ConsoleScreen {
     let clock: () -> Date
     /// How often the stats are read again when no event came (expected passes change without one).
     public let statsRefreshInterval: TimeInterval
-    let timeFormatter: DateFormatter
+    /// The organization's clock: decision times are read in its zone.
+    let siteClock: SiteClock
 
     public internal(set) var focus: Focus = .shortId
     var shortId = TextInput(limit: ScanScreen.shortIdLimit)
@@ -133,18 +134,15 @@ public final class ScanScreen: ConsoleScreen {
     ///   - clock: "now", for decision times, cache ages and the stats refresh (tests move it).
     ///   - sourceDescription: the source line until the driver reports a state, such as
     ///     "Camera /dev/video0: starting"; nil shows "No camera: type a short id".
-    ///   - timeZone: the zone decision times are shown in.
+    ///   - siteClock: the organization's zone, which decision times are shown in.
     ///   - statsRefreshInterval: how often the stats are read without an event (60 s).
     public init(services: any ScanServices, clock: @escaping () -> Date = Date.init, sourceDescription: String?,
-                timeZone: TimeZone = .current, statsRefreshInterval: TimeInterval = 60) {
+                siteClock: SiteClock, statsRefreshInterval: TimeInterval = 60) {
         self.services = services
         self.clock = clock
         self.statsRefreshInterval = statsRefreshInterval
         sourceText = sourceDescription ?? "No camera: type a short id"
-        timeFormatter = DateFormatter()
-        timeFormatter.locale = Locale(identifier: "en_US_POSIX")
-        timeFormatter.timeZone = timeZone
-        timeFormatter.dateFormat = "HH:mm:ss"
+        self.siteClock = siteClock
     }
 
     public var title: String { "Scan" }

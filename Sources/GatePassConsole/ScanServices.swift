@@ -12,7 +12,8 @@ import GatePassCore
 /// (a check-in is always a `GateDecision`, a walk-in a `WalkInOutcome`).
 ///
 /// ```swift
-/// let screen = ScanScreen(services: clientCoreServices, clock: Date.init, sourceDescription: "Camera /dev/video0")
+/// let screen = ScanScreen(services: clientCoreServices, clock: Date.init, sourceDescription: "Camera /dev/video0",
+///                         siteClock: SiteClock(zoneNamed: "Europe/Bucharest")!)
 /// ```
 public protocol ScanServices: AnyObject {
     /// Today's counters (checked in, awaiting approval, expected, on site), from the server or,

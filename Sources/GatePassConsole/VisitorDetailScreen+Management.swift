@@ -47,9 +47,14 @@ extension VisitorDetailScreen {
         }
     }
 
-    /// `id` with its name in front when known: "Ion Ene (u7)".
-    func named(_ id: String, in names: [String: String]) -> String {
-        names[id].map { "\($0) (\(id))" } ?? id
+    /// The person behind a user id, by name: from the users list (an owner or admin), the
+    /// logged-in user's own name (an approver who decided, or the approver assigned), else
+    /// "another user" for an approver, who may not read the users list, and the id for an
+    /// owner or admin whose list does not have it (a user since removed), to look up.
+    func personName(_ id: String) -> String {
+        if let name = userNames[id] { return name }
+        if let me = services.currentUser(), me.id == id { return me.name }
+        return management == nil ? "another user" : id
     }
 
     // MARK: - Keys
@@ -183,7 +188,7 @@ extension VisitorDetailScreen {
         footer.append(("s: save the pass as PNG in the current folder · Esc: back", .dim))
         var cursor = LineCursor(area: area, bottom: canvas.putFooter(footer, in: area))
         func line(_ text: String, _ style: Canvas.Style) { cursor.line(text, style, on: &canvas) }
-        line("Pass of \(visitor.name) · valid \(format(visitor.validity.from)) to \(format(visitor.validity.until))", .title)
+        line("Pass of \(visitor.name) · valid \(validityText)", .title)
         if [.cancelled, .checkedOut, .rejected].contains(visitor.status) {
             line("This pass no longer admits: the visitor is \(Self.describe(visitor.status)).", Canvas.Style(.warning, bold: true))
         }

@@ -41,9 +41,10 @@ public final class VisitorDetailScreen: ConsoleScreen {
         public init(decides: Bool = true, checksOut: Bool = true) { self.decides = decides; self.checksOut = checksOut }
     }
 
-    private let services: any ConsoleServices
+    let services: any ConsoleServices
     let clock: () -> Date
-    let timeZone: TimeZone
+    /// The organization's clock: every time on the screen is read in its zone.
+    let siteClock: SiteClock
     private let onDecision: ((String, DecisionOutcome) -> Void)?
     /// For OWNER/ADMIN: cancel, check out, the invitation and the pass (nil: those keys do
     /// not exist, as for an approver).
@@ -61,7 +62,6 @@ public final class VisitorDetailScreen: ConsoleScreen {
     public internal(set) var confirmation: ManagementAction?
     /// The pass view while it is open.
     public internal(set) var pass: PassView?
-    /// Who decided, by name, when the users list names them.
     /// Names of users and gates by id, for an owner or admin (who decided, the approver, the gate).
     public internal(set) var userNames: [String: String] = [:]
     public internal(set) var gateNames: [String: String] = [:]
@@ -74,17 +74,17 @@ public final class VisitorDetailScreen: ConsoleScreen {
     /// - Parameters:
     ///   - visitor: the visitor as the list knows it; shown until (or if) the detail loads.
     ///   - clock: "now", for how long ago things happened.
-    ///   - timeZone: the zone dates are shown in.
+    ///   - siteClock: the organization's zone, which every time is shown in.
     ///   - onDecision: told every decision's outcome (the shell updates the approvals list).
     ///   - management: the Visitors services, for an owner or admin.
     public init(visitor: Visitor, services: any ConsoleServices, clock: @escaping () -> Date = Date.init,
-                timeZone: TimeZone = .current, onDecision: ((String, DecisionOutcome) -> Void)? = nil,
+                siteClock: SiteClock, onDecision: ((String, DecisionOutcome) -> Void)? = nil,
                 management: (any VisitorsServices)? = nil, rights: Rights = Rights()) {
         self.visitor = visitor
         self.rights = rights
         self.services = services
         self.clock = clock
-        self.timeZone = timeZone
+        self.siteClock = siteClock
         self.onDecision = onDecision
         self.management = management
     }
@@ -121,10 +121,10 @@ public final class VisitorDetailScreen: ConsoleScreen {
     /// A detail screen over a detail already read (a visitor opened from the history or the
     /// scan screen, which the shell had to read first to have a visitor to show).
     public convenience init(detail: ConsoleRead<VisitorDetail>, services: any ConsoleServices,
-                            clock: @escaping () -> Date = Date.init, timeZone: TimeZone = .current,
+                            clock: @escaping () -> Date = Date.init, siteClock: SiteClock,
                             onDecision: ((String, DecisionOutcome) -> Void)? = nil, management: (any VisitorsServices)? = nil,
                             rights: Rights = Rights()) {
-        self.init(visitor: detail.value.visitor, services: services, clock: clock, timeZone: timeZone, onDecision: onDecision,
+        self.init(visitor: detail.value.visitor, services: services, clock: clock, siteClock: siteClock, onDecision: onDecision,
                   management: management, rights: rights)
         context = detail.value.context
         loaded = (detail.updatedAt, detail.fromCache)
@@ -254,16 +254,11 @@ public final class VisitorDetailScreen: ConsoleScreen {
         }
     }
 
-    func format(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        return formatter.string(from: date)
-    }
+    /// The pass's window with the zone's name: `06 Dec 2026 00:00–23:59 (Europe/Bucharest)`.
+    var validityText: String { siteClock.window(from: visitor.validity.from, until: visitor.validity.until) }
 
     private func when(_ date: Date, now: Date) -> String {
-        "\(format(date)) (\(ConsoleFormat.age(since: date, now: now)) ago)"
+        "\(siteClock.dateTime(date)) (\(ConsoleFormat.age(since: date, now: now)) ago)"
     }
 
     /// The details as (label, value) lines, in the order drawn.
@@ -284,17 +279,17 @@ public final class VisitorDetailScreen: ConsoleScreen {
         if management != nil {
             // An owner's or admin's approval context (the API gives the counted one to approvers).
             lines.append(("Approval", visitor.requiresApproval ? "an approver decides at the gate" : "not needed"))
-            add("Approver", visitor.approverId.map { named($0, in: userNames) })
+            add("Approver", visitor.approverId.map(personName))
         }
         add("Requested", visitor.approvalRequestedAt.map { when($0, now: now) })
         if let context {
-            let last = context.lastVisitAt.map { " (last \(format($0.date)))" } ?? ""
+            let last = context.lastVisitAt.map { " (last \(siteClock.dateTime($0.date)))" } ?? ""
             lines.append(("Previous visits", "\(context.previousVisits)\(last)"))
             add("Requested at", context.requestedAtCheckpoint?.name)
         }
-        lines.append(("Valid", "\(format(visitor.validity.from)) to \(format(visitor.validity.until))"))
+        lines.append(("Valid", validityText))
         add("Decided", visitor.decidedAt.map { when($0, now: now) })
-        add("Decided by", visitor.decidedBy.map { named($0, in: userNames) })
+        add("Decided by", visitor.decidedBy.map(personName))
         add("Note", visitor.decisionNote)
         add("Checked in", visitor.checkedInAt.map { when($0, now: now) })
         if management != nil { add("Gate", visitor.checkpointId.map { gateNames[$0] ?? $0 }) }

@@ -47,7 +47,7 @@ public final class ClientCoreServices: ConsoleServices {
 
     public func currentUser() -> ConsoleUser? {
         guard let session = try? core.session() else { return nil }
-        return ConsoleUser(name: session.user.name, email: session.user.email, role: session.user.role, server: session.server,
+        return ConsoleUser(id: session.user.id, name: session.user.name, email: session.user.email, role: session.user.role, server: session.server,
                            mayScan: session.user.principalKind.mayScan)
     }
 
@@ -93,7 +93,7 @@ public final class ClientCoreServices: ConsoleServices {
             }
             let outcome = try core.login(server: server, email: email, otp: code, allowPurge: allowPurge)
             let user = outcome.session.user
-            return ConsoleUser(name: user.name, email: user.email, role: user.role, server: outcome.session.server,
+            return ConsoleUser(id: user.id, name: user.name, email: user.email, role: user.role, server: outcome.session.server,
                                mayScan: user.principalKind.mayScan)
         } catch let error as ConsoleError {
             throw error

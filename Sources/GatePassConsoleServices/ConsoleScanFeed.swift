@@ -279,19 +279,15 @@ public final class ConsoleScanFeed: @unchecked Sendable {
         case .streaming: State(text: "\(camera): streaming")
         case .lost: State(text: "\(camera): lost (\(transition.reason)); type short ids meanwhile", isProblem: true)
         case .waiting(let until):
-            State(text: "\(camera): trying again at \(Self.timeOfDay(until)); type short ids meanwhile", isProblem: true)
+            // How long, not a clock time: the feed does not know the site's zone, and a wait
+            // of seconds reads the same in any.
+            State(text: "\(camera): trying again in \(max(1, Int(until.timeIntervalSince(transition.time).rounded(.up)))) s; type short ids meanwhile",
+                  isProblem: true)
         case .stopped:
             transition.reason == "stop requested"
                 ? State(text: "\(camera): stopped")
                 : State(text: "\(camera): stopped (\(transition.reason))", isProblem: true)
         }
-    }
-
-    private static func timeOfDay(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "HH:mm:ss"
-        return formatter.string(from: date)
     }
 
     private static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }

@@ -77,15 +77,6 @@ public enum SiteTime: Sendable, Equatable {
             return day + " " + time
         }
     }
-
-    /// How a site shows an instant: `2026-12-02 09:00` in `zone` (seconds when not zero).
-    public static func format(_ date: Date, in zone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return SiteTime.local(year: parts.year ?? 0, month: parts.month ?? 0, day: parts.day ?? 0, hour: parts.hour ?? 0,
-                              minute: parts.minute ?? 0, second: parts.second ?? 0).description
-    }
 }
 
 /// A calendar day, `YYYY-MM-DD`, as the visitor list's `from`/`to` take it (api.md: days in

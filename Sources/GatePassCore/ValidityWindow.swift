@@ -44,33 +44,6 @@ public struct ValidityWindow: Sendable, Equatable {
 }
 
 extension ValidityWindow {
-    /// The window as people read it on a pass or in mail, in the site's zone:
-    /// `Tue 1 Dec 2026 09:00–17:00 (Europe/Bucharest)`, or with both dates when it spans days.
-    /// A whole local day reads `Tue 1 Dec 2026, all day (…)`. `zoneName` is the zone as the
-    /// site configured it (Foundation on Linux names UTC "GMT"); default the zone's identifier.
-    public func text(in timeZone: TimeZone, zoneName: String? = nil) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        func formatter(_ format: String) -> DateFormatter {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_GB_POSIX")
-            formatter.timeZone = timeZone
-            formatter.calendar = calendar
-            formatter.dateFormat = format
-            return formatter
-        }
-        let day = formatter("EEE d MMM yyyy")
-        let time = formatter("HH:mm")
-        let zone = "(\(zoneName ?? timeZone.identifier))"
-        if ValidityWindow.day(containing: from, in: timeZone) == self {
-            return "\(day.string(from: from)), all day \(zone)"
-        }
-        if calendar.isDate(from, inSameDayAs: until) {
-            return "\(day.string(from: from)) \(time.string(from: from))\u{2013}\(time.string(from: until)) \(zone)"
-        }
-        return "\(day.string(from: from)) \(time.string(from: from)) \u{2013} \(day.string(from: until)) \(time.string(from: until)) \(zone)"
-    }
-
     /// Noon of a `YYYY-MM-DD` day in `timeZone` (noon exists on every day, whatever the clocks do).
     public static func localDay(_ text: String, in timeZone: TimeZone) -> Date? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)

@@ -3,7 +3,7 @@
 /// ```swift
 /// let content = PassContent(siteName: "Acme Works", visitorName: "Ada Lovelace",
 ///                           hostName: "Grace Hopper",
-///                           validity: "Tue 1 Dec 2026 09:00 – 17:00 (Europe/Berlin)",
+///                           validity: "01 Dec 2026 09:00–17:00 (Europe/Berlin)",
 ///                           shortId: "7K3QX9MZ", qrPayload: "GP1:7K3QX9MZ")
 /// ```
 public struct PassContent: Sendable, Equatable {

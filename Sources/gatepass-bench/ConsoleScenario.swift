@@ -457,7 +457,7 @@ func runConsoleScenario(_ options: ConsoleBenchOptions) throws -> ConsoleBenchRe
             let now: () -> Date = { Date() }
             var tabs: [any ConsoleScreen] = []
             if user.role != .platformAdmin { tabs.append(ApprovalsScreen(services: approvals, clock: now)) }
-            if user.mayScan { tabs.append(ScanScreen(services: services, clock: now, sourceDescription: nil)) }
+            if user.mayScan { tabs.append(ScanScreen(services: services, clock: now, sourceDescription: nil, siteClock: SiteClock(timeZone: .current))) }
             if user.role.managesOrganization {
                 tabs.append(HistoryScreen(services: services, clock: now, timeZone: .current, homeDirectory: directory))
             }

@@ -164,7 +164,7 @@ import Testing
         let feed = recorder.feed(.camera(devicePath: path))
         feed.start()
         #expect(recorder.wait { $0.stateList.contains { $0.text.hasPrefix("Camera \(path): not connected (") } })
-        #expect(recorder.wait { $0.stateList.contains { $0.text.hasPrefix("Camera \(path): trying again at ") } })
+        #expect(recorder.wait { $0.stateList.contains { $0.text.hasPrefix("Camera \(path): trying again in ") } })
         feed.stop()
         #expect(feed.isFinished)
         let states = recorder.stateList

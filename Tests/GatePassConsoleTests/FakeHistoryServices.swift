@@ -14,6 +14,8 @@ final class FakeHistoryServices: HistoryServices {
     var updatedAt = Fixtures.now
     var checkpointNames: [String: String] = [:]
     var visitorNames: [String: String] = [:]
+    /// The organization as the server (or, offline, the cache) gives it; nil: it cannot be read.
+    var organization: Organization?
     /// Paths that "exist" for the export.
     var existingPaths: Set<String> = []
     /// When set, the export fails with it.
@@ -25,6 +27,11 @@ final class FakeHistoryServices: HistoryServices {
     private(set) var checkpointNameRequests = 0
 
     var lastFilter: ScanHistoryFilter? { historyCalls.last?.filter }
+
+    func site() throws(ConsoleError) -> ConsoleRead<Organization> {
+        guard let organization else { throw ConsoleError.offline("no site known") }
+        return ConsoleRead(value: organization, updatedAt: updatedAt, fromCache: fromCache)
+    }
 
     func matching(_ filter: ScanHistoryFilter) -> [Scan] {
         scans.filter { scan in

@@ -22,6 +22,9 @@ import Testing
         services.visitorNames = ["v1": "Ana Pop"]
         services.checkpointNames = ["c1": "Main gate", "c2": "Side door"]
         services.updatedAt = now
+        // The organization's zone is the one given (named as a site names UTC).
+        services.organization = Organization(id: "org-1", name: "Acme Works",
+                                             timeZone: timeZone == Self.utc ? "UTC" : timeZone.identifier)
         configure(services)
         let clock = TestClock(now)
         let screen = HistoryScreen(services: services, clock: clock.function, timeZone: timeZone, homeDirectory: "/home/ana")
@@ -71,7 +74,7 @@ import Testing
             #expect(services.lastFilter == ScanHistoryFilter(from: Fixtures.instant("2026-11-30T22:00:00Z"),
                                                              to: Fixtures.instant("2026-12-01T22:00:00Z")))
             let canvas = Fixtures.render(screen)
-            #expect(canvas.line(0) == "Scan history — 2026-12-01 (Tue)")
+            #expect(canvas.line(0) == "Scan history — 2026-12-01 (Tue) · times in Europe/Bucharest")
             #expect(canvas[0, 0].style == .title)
             #expect(canvas.line(1) == "Result: all · Checkpoint: all · 0 scans")
             #expect(canvas.line(2) == "CHECKED_IN per hour: none")
@@ -89,7 +92,7 @@ import Testing
             // 24 rows: 7 bar rows of 8 eighths each; the peak (4) fills all 56 eighths, a count
             // of 1 is 14 eighths (1 row and 6/8), 2 is 28 (3 rows and 4/8).
             let canvas = Fixtures.render(screen, width: 80, height: 24)
-            #expect(canvas.line(0) == "Scan history — 2026-11-30 (Mon)")
+            #expect(canvas.line(0) == "Scan history — 2026-11-30 (Mon) · times in UTC")
             #expect(canvas.line(1) == "Result: all · Checkpoint: all · 11 scans · per gate: Main gate 10, Side door 1")
             #expect(canvas.line(2) == "CHECKED_IN per hour: 8 in all, at most 4 at 09:00")
             #expect(canvas.line(3) == barRow([9: "█"], gutter: "4"))
@@ -227,7 +230,7 @@ import Testing
             #expect(services.lastFilter == ScanHistoryFilter(from: Fixtures.instant("2026-12-01T00:00:00Z"),
                                                              to: Fixtures.instant("2026-12-02T00:00:00Z")))
             #expect(screen.scans.map(\.id) == ["after"], "a scan at midnight belongs to the day that starts then")
-            #expect(Fixtures.render(screen).line(0) == "Scan history — 2026-12-01 (Tue)")
+            #expect(Fixtures.render(screen).line(0) == "Scan history — 2026-12-01 (Tue) · times in UTC")
             _ = screen.handle(.character("["))
             _ = screen.handle(.character("["))
             #expect(screen.range.description == "2026-11-29")
@@ -238,7 +241,7 @@ import Testing
         }
         withScreen(now: Fixtures.instant("2026-12-31T12:00:00Z")) { screen, _, _ in
             _ = screen.handle(.character("]"))
-            #expect(Fixtures.render(screen).line(0) == "Scan history — 2027-01-01 (Fri)")
+            #expect(Fixtures.render(screen).line(0) == "Scan history — 2027-01-01 (Fri) · times in UTC")
             _ = screen.handle(.character("["))
             _ = screen.handle(.character("["))
             #expect(screen.range.description == "2026-12-30")
@@ -313,7 +316,7 @@ import Testing
             #expect(services.lastFilter == ScanHistoryFilter(from: Fixtures.instant("2026-11-01T00:00:00Z"),
                                                              to: Fixtures.instant("2026-11-08T00:00:00Z")))
             canvas = Fixtures.render(screen)
-            #expect(canvas.line(0) == "Scan history — 2026-11-01..2026-11-07 (7 days)")
+            #expect(canvas.line(0) == "Scan history — 2026-11-01..2026-11-07 (7 days) · times in UTC")
             #expect(canvas.line(2) == "CHECKED_IN per hour: none, 7 days added up")
             // A range steps by its length.
             _ = screen.handle(.character("]"))
@@ -334,10 +337,10 @@ import Testing
             var canvas = Fixtures.render(screen)
             #expect(canvas.line(2) == "CHECKED_IN per hour: 9 in all, at most 4 at 09:00, 2 days added up")
             #expect(canvas.line(8) == barRow([8: "▆", 9: "█", 10: "█", 17: "▆", 23: "▆"]))
-            #expect(canvas.line(12).hasPrefix(pad("11-30 17:45", 12) + "CHECKED_IN"))
+            #expect(canvas.line(12).hasPrefix(pad("17:45", 13) + "CHECKED_IN"), "today's time alone")
             _ = screen.handle(.end)
             canvas = Fixtures.render(screen)
-            #expect(canvas.line(22).hasPrefix(pad("11-29 23:59", 12) + "CHECKED_IN"))
+            #expect(canvas.line(22).hasPrefix(pad("29 Nov 23:59", 13) + "CHECKED_IN"))
         }
     }
 
@@ -480,7 +483,7 @@ import Testing
             _ = screen.handle(.character("]"))
             #expect(screen.scans.isEmpty && screen.loaded == nil)
             canvas = Fixtures.render(screen, width: 120)
-            #expect(canvas.line(0) == "Scan history — 2026-12-01 (Tue)")
+            #expect(canvas.line(0) == "Scan history — 2026-12-01 (Tue) · times in UTC")
             #expect(canvas.line(2).hasPrefix("Could not load the scans.") && !canvas.text.contains("Loading…"))
             #expect(!canvas.text.contains("per hour"))
             services.historyError = nil

@@ -14,7 +14,7 @@ import Testing
         visitor.requiresApproval = true
         let services = FakeVisitorsServices()
         let screen = VisitorDetailScreen(visitor: visitor, services: console, clock: { Fixtures.now },
-                                         timeZone: TimeZone(identifier: "UTC")!, management: services, rights: Self.hostRights)
+                                         siteClock: SiteClock(zoneNamed: "UTC")!, management: services, rights: Self.hostRights)
         _ = screen.appear()
         #expect(screen.handle(.character("o")) == .none && screen.confirmation == nil)
         #expect(screen.handle(.character("a")) == .none && screen.prompt == nil)
@@ -27,7 +27,7 @@ import Testing
         var expected = Fixtures.listed(1, name: "Ana Pop")
         expected.requiresApproval = true
         let other = VisitorDetailScreen(visitor: expected, services: console, clock: { Fixtures.now },
-                                        timeZone: TimeZone(identifier: "UTC")!, management: services, rights: Self.hostRights)
+                                        siteClock: SiteClock(zoneNamed: "UTC")!, management: services, rights: Self.hostRights)
         #expect(other.handle(.character("c")) == .redraw && other.confirmation == .cancel)
     }
 

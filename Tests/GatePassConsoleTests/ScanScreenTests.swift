@@ -11,7 +11,7 @@ import Testing
                     _ body: (ScanScreen, FakeScanServices, TestClock) throws -> Void) rethrows {
         let services = FakeScanServices()
         let clock = TestClock()
-        let screen = ScanScreen(services: services, clock: clock.function, sourceDescription: source, timeZone: F.utc)
+        let screen = ScanScreen(services: services, clock: clock.function, sourceDescription: source, siteClock: SiteClock(zoneNamed: "UTC")!)
         #expect(screen.appear() == .redraw)
         try body(screen, services, clock)
     }
@@ -149,7 +149,7 @@ import Testing
 
     @Test func theFieldHasTheKeyboardSoDigitsStartAShortIdInsteadOfSwitchingTabs() {
         let services = FakeScanServices()
-        let screen = ScanScreen(services: services, clock: TestClock().function, sourceDescription: nil, timeZone: F.utc)
+        let screen = ScanScreen(services: services, clock: TestClock().function, sourceDescription: nil, siteClock: SiteClock(zoneNamed: "UTC")!)
         let other = RecordingScreen("History")
         let app = ConsoleApp(factory: .init(tabs: { [screen, other] }, visitorDetail: { RecordingScreen($0) }))
         #expect(screen.isCapturingText)
@@ -168,7 +168,7 @@ import Testing
     }
 
     @Test func onAnEmptyFieldLowercaseQQuitsAndCapitalsStartAShortId() {
-        let screen = ScanScreen(services: FakeScanServices(), clock: TestClock().function, sourceDescription: nil)
+        let screen = ScanScreen(services: FakeScanServices(), clock: TestClock().function, sourceDescription: nil, siteClock: SiteClock(zoneNamed: "UTC")!)
         let app = ConsoleApp(factory: .init(tabs: { [screen] }, visitorDetail: { RecordingScreen($0) }))
         app.handle(.character("Q"))
         app.handle(.character("W"))
@@ -408,7 +408,7 @@ import Testing
     /// A screen on a moved clock that never refreshes by itself: only an age makes it redraw.
     static func agingScreen(_ services: FakeScanServices) -> (ScanScreen, TestClock) {
         let clock = TestClock()
-        let screen = ScanScreen(services: services, clock: clock.function, sourceDescription: nil, timeZone: F.utc,
+        let screen = ScanScreen(services: services, clock: clock.function, sourceDescription: nil, siteClock: SiteClock(zoneNamed: "UTC")!,
                                 statsRefreshInterval: 3600)
         _ = screen.appear()
         return (screen, clock)
@@ -461,7 +461,7 @@ import Testing
         }
         let services = FakeScanServices()
         services.statsAnswer = .failure(.refused("this user may not see gate stats"))
-        let screen = ScanScreen(services: services, clock: TestClock().function, sourceDescription: nil)
+        let screen = ScanScreen(services: services, clock: TestClock().function, sourceDescription: nil, siteClock: SiteClock(zoneNamed: "UTC")!)
         #expect(Fixtures.render(screen).line(0) == "Loading the stats…")
         _ = screen.appear()
         let text = lines(Fixtures.render(screen, width: 120))

@@ -17,7 +17,7 @@ import Testing
                                                             updatedAt: Fixtures.now.addingTimeInterval(fromCache ? -600 : 0),
                                                             fromCache: fromCache))
         let recorder = Recorder()
-        let screen = VisitorDetailScreen(visitor: visitor, services: services, clock: TestClock().function, timeZone: Self.utc,
+        let screen = VisitorDetailScreen(visitor: visitor, services: services, clock: TestClock().function, siteClock: SiteClock(zoneNamed: "UTC")!,
                                          onDecision: { recorder.outcomes.append(($0, $1)) })
         #expect(screen.appear() == .redraw)
         try body(screen, services, recorder)
@@ -39,10 +39,10 @@ import Testing
             #expect(lines.contains("Email           v1@example.com"))
             #expect(lines.contains("Phone           +407000001"))
             #expect(lines.contains("Walk-in         no"))
-            #expect(lines.contains("Requested       2025-06-15 15:01 (5 min ago)"))
-            #expect(lines.contains("Previous visits 3 (last 2025-06-08 15:06)"))
+            #expect(lines.contains("Requested       15 Jun 2025 15:01 (5 min ago)"))
+            #expect(lines.contains("Previous visits 3 (last 08 Jun 2025 15:06)"))
             #expect(lines.contains("Requested at    Main gate"))
-            #expect(lines.contains("Valid           2025-06-15 14:06 to 2025-06-15 16:06"))
+            #expect(lines.contains("Valid           15 Jun 2025 14:06–16:06 (UTC)"))
             #expect(lines[23] == "a: approve · r: reject · Esc: back")
         }
     }
@@ -66,7 +66,7 @@ import Testing
         let services = FakeConsoleServices()
         services.details["v1"] = .failure(.offline("connection refused"))
         let screen = VisitorDetailScreen(visitor: Fixtures.visitor(1, name: "Ana Pop"), services: services,
-                                         clock: TestClock().function, timeZone: Self.utc)
+                                         clock: TestClock().function, siteClock: SiteClock(zoneNamed: "UTC")!)
         _ = screen.appear()
         let canvas = Fixtures.render(screen, width: 140, height: 24)
         #expect(canvas.line(0) == "Ana Pop — awaiting approval")
@@ -271,7 +271,7 @@ import Testing
         let read = ConsoleRead(value: VisitorDetail(visitor: Fixtures.visitor(1, name: "Ana Pop"), context: Self.context),
                                updatedAt: Fixtures.now.addingTimeInterval(-600), fromCache: true)
         services.details["v1"] = .success(read)
-        let screen = VisitorDetailScreen(detail: read, services: services, clock: TestClock().function, timeZone: Self.utc)
+        let screen = VisitorDetailScreen(detail: read, services: services, clock: TestClock().function, siteClock: SiteClock(zoneNamed: "UTC")!)
         #expect(screen.appear() == .redraw)
         #expect(services.calls.isEmpty, "opened from a detail the shell had just read")
         #expect(screen.context == Self.context)

@@ -12,7 +12,7 @@ import Testing
                                                            updatedAt: Fixtures.now, fromCache: false))
         let services = FakeVisitorsServices()
         let screen = VisitorDetailScreen(visitor: visitor, services: console, clock: { Fixtures.now },
-                                         timeZone: TimeZone(identifier: "UTC")!, management: management ? services : nil)
+                                         siteClock: SiteClock(zoneNamed: "UTC")!, management: management ? services : nil)
         _ = screen.appear()
         try body(screen, services, console)
     }
@@ -122,7 +122,7 @@ import Testing
         withDetail(decided) { screen, services, _ in
             let canvas = Fixtures.render(screen, width: 100, height: 30)
             let row = Fixtures.row(canvas, containing: "Decided by").map(canvas.line)
-            #expect(row == "Decided by      Ion Ene (u7)")
+            #expect(row == "Decided by      Ion Ene")
             #expect(Fixtures.row(canvas, containing: "Approval ").map(canvas.line) == "Approval        an approver decides at the gate")
             #expect(Fixtures.row(canvas, containing: "Approver").map(canvas.line) == "Approver        u8", "not named: the id")
             #expect(Fixtures.row(canvas, containing: "Gate").map(canvas.line) == "Gate            Dock")
@@ -163,7 +163,7 @@ import Testing
             #expect(services.calls.contains("passCode v1"))
             #expect(screen.isCapturingText)
             let canvas = Fixtures.render(screen, width: 41, height: 12)
-            #expect(canvas.line(0) == "Pass of Ana Pop · valid 2025-06-15 15:06…")
+            #expect(canvas.line(0) == "Pass of Ana Pop · valid 15 Jun 2025 15:0…")
             // 11 columns centred in 41: from column 15.
             #expect(canvas.line(3) == String(repeating: " ", count: 19) + "▀▄▀")
             #expect((15..<26).allSatisfy { canvas[$0, 1].style.role == .code }, "the quiet zone is drawn light too")

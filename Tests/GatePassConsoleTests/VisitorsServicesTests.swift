@@ -304,7 +304,7 @@ import Testing
             let visitor = Fixtures.listed(1)
             let management = services
             let detail = VisitorDetailScreen(visitor: visitor, services: FakeConsoleServices(), clock: { Fixtures.now },
-                                             management: management)
+                                             siteClock: SiteClock(zoneNamed: "UTC")!, management: management)
             _ = detail.handle(.character("p"))
             // A terminal that holds the signed code shows it; a classic 80×24 one shows the
             // unsigned form of the same pass, and says so.

@@ -55,10 +55,6 @@ import Testing
         #expect(try twice.instant(in: bucharest, "x") == utc("2026-10-25T00:30:00Z"))
     }
 
-    @Test func formatShowsSiteTime() {
-        #expect(SiteTime.format(utc("2026-12-02T07:00:00Z"), in: bucharest) == "2026-12-02 09:00")
-        #expect(SiteTime.format(utc("2026-12-02T21:59:59Z"), in: bucharest) == "2026-12-02 23:59:59")
-    }
 
     @Test func daysAreCalendarDays() {
         #expect(LocalDay("2026-12-02")?.description == "2026-12-02")

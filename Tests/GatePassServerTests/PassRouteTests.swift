@@ -178,7 +178,7 @@ import Testing
             ])
             let pageA = try server.get(passPath(linkA)).text, pageB = try server.get(passPath(linkB)).text
             #expect(pageA.contains("Ada Lovelace") && pageA.contains("Grace Hopper"))
-            #expect(pageA.contains("Sun 29 Nov 2026, all day (UTC)"), "the site's zone as configured")
+            #expect(pageA.contains("29 Nov 2026 00:00\u{2013}23:59 (UTC)"), "the site's zone as configured")
             #expect(pageB.contains("Bob Builder"))
             for other in ["Bob", "bob@visitor.test", "999 888", "Builders", "Repairs", "Hedy"] {
                 #expect(!pageA.contains(other), "\(other)")
@@ -270,12 +270,7 @@ extension TestServer {
 
     /// The pass link in the `.eml` file that `--dev` wrote for mail `id` (as its log line names it).
     func devMailLink(_ id: String) throws -> String {
-        let prefix = "dev: mail \(id) (invitation) written to "
-        var line: String?
-        _ = mailWorker.changes.wait { line = log.all.first { $0.hasPrefix(prefix) }; return line != nil }
-        guard let line else { throw TestFailure("no .eml written for mail \(id): \(log.all)") }
-        let message = try ReceivedMessage.parse(emlFile: String(line.dropFirst(prefix.count)))
-        let text = message.part("text/plain")?.text ?? ""
+        let text = try devMailText(id, kind: "invitation")
         guard let link = passLink(in: text, base: server.baseURL) else { throw TestFailure("no pass link in \(text)") }
         return link
     }

@@ -56,7 +56,7 @@ struct MailComposer: Sendable {
                let checkpoint = try tx.checkpoints.find(id: checkpointId, organizationId: site.organizationId) {
                 gate = " at \(checkpoint.name)"
             }
-            let time = visitor.checkedInAt.map { " (\(Self.time($0, in: site.timeZone, named: site.timeZoneName)))" } ?? ""
+            let time = visitor.checkedInAt.map { " on \(site.clock.stamped($0))" } ?? ""
             let company = visitor.company.map { " from \($0)" } ?? ""
             return MailMessage(from: settings.from, to: to, subject: "Your visitor \(visitor.name) has arrived",
                                text: """
@@ -103,7 +103,7 @@ struct MailComposer: Sendable {
     }
 
     private func invitation(_ visitor: Visitor, site: SiteProfile, passURL: String, to: [MailAddress]) throws -> MailMessage {
-        let validity = visitor.validity.text(in: site.timeZone, zoneName: site.timeZoneName)
+        let validity = site.clock.window(from: visitor.validity.from, until: visitor.validity.until)
         let host = visitor.hostName.map { "\nYour host: \($0)" } ?? ""
         let text = """
         Hello \(visitor.name),
@@ -136,14 +136,6 @@ struct MailComposer: Sendable {
 
     /// The short id in two groups of four, exactly as the pass prints it.
     static func grouped(_ shortId: String) -> String { PassLayout.grouped(shortId) }
-
-    static func time(_ date: Date, in zone: TimeZone, named zoneName: String) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_GB_POSIX")
-        formatter.timeZone = zone
-        formatter.dateFormat = "HH:mm, EEE d MMM"
-        return formatter.string(from: date) + " " + zoneName
-    }
 
     /// An iCalendar (RFC 5545) entry for the visit: times in UTC, text escaped, lines folded.
     static func calendarEntry(_ visitor: Visitor, site: SiteProfile, passURL: String, from organizer: String) -> String {

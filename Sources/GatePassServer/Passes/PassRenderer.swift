@@ -11,6 +11,9 @@ struct SiteProfile: Sendable, Equatable {
     var timeZoneName: String
 
     var organization: Organization { Organization(id: organizationId, name: name, timeZone: timeZoneName) }
+
+    /// The site's times as people read them, under the zone's configured name.
+    var clock: SiteClock { SiteClock(zoneNamed: timeZoneName) ?? SiteClock(timeZone: timeZone) }
 }
 
 /// Draws a visitor's pass in its three forms (GatePassPass) from the visitor and the site.
@@ -30,7 +33,7 @@ struct PassRenderer: Sendable {
 
     func layout(_ visitor: Visitor, site: SiteProfile) throws -> PassLayout {
         let content = PassContent(siteName: site.name, visitorName: visitor.name, hostName: visitor.hostName ?? "",
-                                  validity: visitor.validity.text(in: site.timeZone, zoneName: site.timeZoneName),
+                                  validity: site.clock.window(from: visitor.validity.from, until: visitor.validity.until),
                                   shortId: visitor.shortId.rawValue, qrPayload: try qrText(visitor, site: site))
         return try PassLayout(content: content, fonts: fonts)
     }
