@@ -8,9 +8,25 @@ extension APIClient {
     // MARK: - Visitors
 
     /// `PATCH /api/visitors/:id`: only what `changes` sets is sent; a changed window re-issues the pass.
-    public func updateVisitor(token: String, id: String, _ changes: VisitorChanges,
+    /// - Parameter confirmBlocked: save the change even though the visitor then matches the blocklist.
+    public func updateVisitor(token: String, id: String, _ changes: VisitorChanges, confirmBlocked: Bool = false,
                               idempotencyKey: String? = nil) throws(ClientError) -> Visitor {
-        try request(Visitor.self, .visitorsUpdate, id, token: token, json: changes, idempotencyKey: idempotencyKey)
+        try request(Visitor.self, .visitorsUpdate, id, token: token, json: VisitorEdit(changes: changes, confirmBlocked: confirmBlocked),
+                    idempotencyKey: idempotencyKey)
+    }
+
+    /// A PATCH body: the changes, and `"confirmBlocked": true` only when confirmed.
+    struct VisitorEdit: Encodable {
+        var changes: VisitorChanges
+        var confirmBlocked: Bool
+
+        enum CodingKeys: String, CodingKey { case confirmBlocked }
+
+        func encode(to encoder: any Encoder) throws {
+            try changes.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if confirmBlocked { try container.encode(true, forKey: .confirmBlocked) }
+        }
     }
 
     /// (Re)sends the invitation mail; a new pass page each time.

@@ -171,15 +171,17 @@ public struct APIClient: Sendable {
         public var validUntil: Timestamp?
         /// Queue the invitation mail with the creation.
         public var invite: Bool?
+        /// Register them even though they match the blocklist (api.md "Blocklist").
+        public var confirmBlocked: Bool?
 
         public init(name: String, email: String? = nil, phone: String? = nil, company: String? = nil, purpose: String? = nil,
                     hostName: String? = nil, hostEmail: String? = nil, approverId: String? = nil,
                     requiresApproval: Bool? = nil, validFrom: Timestamp? = nil, validUntil: Timestamp? = nil,
-                    invite: Bool? = nil) {
+                    invite: Bool? = nil, confirmBlocked: Bool? = nil) {
             self.name = name; self.email = email; self.phone = phone; self.company = company; self.purpose = purpose
             self.hostName = hostName; self.hostEmail = hostEmail; self.approverId = approverId
             self.requiresApproval = requiresApproval; self.validFrom = validFrom; self.validUntil = validUntil
-            self.invite = invite
+            self.invite = invite; self.confirmBlocked = confirmBlocked
         }
     }
 

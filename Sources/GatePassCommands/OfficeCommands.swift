@@ -32,6 +32,19 @@ enum OfficeCommands {
     /// A fresh key per run: the server applies a POST that was retried with it only once.
     static func idempotencyKey() -> String { UUID().uuidString }
 
+    /// `call`, with the server's `BLOCKLIST_MATCH` turned into the sentence that says what to
+    /// do: confirm with --confirm-blocked, or (already confirmed) register without --invite,
+    /// since a blocked visitor is never mailed an invitation.
+    static func explainingBlocklistMatch<T>(confirmed: Bool, _ call: () throws -> T) throws -> T {
+        do {
+            return try call()
+        } catch ClientError.permanent(_, "BLOCKLIST_MATCH", _) {
+            throw CommandFailure(confirmed
+                ? "the visitor matches the blocklist and a blocked visitor is never mailed an invitation, so nothing was saved; run the command again without --invite"
+                : "the visitor matches the blocklist, so nothing was saved; if you mean to register them anyway, run the command again with --confirm-blocked")
+        }
+    }
+
     /// Everything about one visitor, a line per field, for a person (text from outside made
     /// visible): times in the site's zone, people by name where `names` knows them.
     static func detail(_ visitor: Visitor, _ clock: SiteClock, names: [String: String] = [:]) -> String {
@@ -137,7 +150,8 @@ struct VisitorAddCommand: GatePassCommand {
         options: [name, VisitorFieldOptions.email, VisitorFieldOptions.phone, VisitorFieldOptions.company,
                   VisitorFieldOptions.purpose, VisitorFieldOptions.host, VisitorFieldOptions.hostEmail,
                   VisitorFieldOptions.approver, VisitorFieldOptions.requiresApproval, VisitorFieldOptions.validFrom,
-                  VisitorFieldOptions.validUntil, invite, OutputOptions.flag("Print the visitor as the API shapes it.")],
+                  VisitorFieldOptions.validUntil, invite, VisitorFieldOptions.confirmBlocked,
+                  OutputOptions.flag("Print the visitor as the API shapes it.")],
         discussion: "Without --valid-from the pass starts at the start of today; without --valid-until it ends at the end of the day it starts. "
             + VisitorFieldOptions.timesNote)
 
@@ -154,7 +168,8 @@ struct VisitorAddCommand: GatePassCommand {
             purpose: try arguments.value(VisitorFieldOptions.purpose), hostName: try arguments.value(VisitorFieldOptions.host),
             hostEmail: try arguments.value(VisitorFieldOptions.hostEmail),
             requiresApproval: arguments.has(VisitorFieldOptions.requiresApproval) ? true : nil,
-            invite: arguments.has(Self.invite) ? true : nil)
+            invite: arguments.has(Self.invite) ? true : nil,
+            confirmBlocked: arguments.has(VisitorFieldOptions.confirmBlocked) ? true : nil)
         approverEmail = try arguments.value(VisitorFieldOptions.approver)
         validFrom = try arguments.value(VisitorFieldOptions.validFrom)
         validUntil = try arguments.value(VisitorFieldOptions.validUntil)
@@ -176,8 +191,10 @@ struct VisitorAddCommand: GatePassCommand {
         let times = try OfficeCommands.validity(from: validFrom, until: validUntil, site)
         (body.validFrom, body.validUntil) = times
         if let approverEmail { body.approverId = try core.approver(email: approverEmail).profile.id }
-        let created = try core.online { api, token throws(ClientError) in
-            try api.createVisitor(token: token, body, idempotencyKey: OfficeCommands.idempotencyKey())
+        let created = try OfficeCommands.explainingBlocklistMatch(confirmed: body.confirmBlocked == true) {
+            try core.online { api, token throws(ClientError) in
+                try api.createVisitor(token: token, body, idempotencyKey: OfficeCommands.idempotencyKey())
+            }
         }
         try OfficeCommands.show(created, asJSON: json, site, context)
         if body.invite == true, !json { context.terminal.out("invitation queued (see gatepass mail list)") }
@@ -203,7 +220,7 @@ struct VisitorEditCommand: GatePassCommand {
                   VisitorFieldOptions.company, clearCompany, VisitorFieldOptions.purpose, clearPurpose,
                   VisitorFieldOptions.host, clearHost, VisitorFieldOptions.hostEmail, clearHostEmail,
                   VisitorFieldOptions.approver, clearApprover, VisitorFieldOptions.requiresApproval, noRequiresApproval,
-                  VisitorFieldOptions.validFrom, VisitorFieldOptions.validUntil,
+                  VisitorFieldOptions.validFrom, VisitorFieldOptions.validUntil, VisitorFieldOptions.confirmBlocked,
                   OutputOptions.flag("Print the changed visitor as the API shapes it.")],
         discussion: "A --clear-… option removes that field (sends null); it cannot be combined with the option it clears. "
             + VisitorFieldOptions.timesNote)
@@ -217,6 +234,7 @@ struct VisitorEditCommand: GatePassCommand {
     var approver: FieldChange<String>
     var validFrom: SiteTime?
     var validUntil: SiteTime?
+    var confirmBlocked: Bool
     var json: Bool
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
@@ -245,6 +263,7 @@ struct VisitorEditCommand: GatePassCommand {
         }
         validFrom = try arguments.value(VisitorFieldOptions.validFrom)
         validUntil = try arguments.value(VisitorFieldOptions.validUntil)
+        confirmBlocked = arguments.has(VisitorFieldOptions.confirmBlocked)
         json = arguments.has(OutputOptions.json)
     }
 
@@ -271,9 +290,11 @@ struct VisitorEditCommand: GatePassCommand {
         let before = validFrom == nil && validUntil == nil ? nil : try core.online { api, token throws(ClientError) in
             try api.visitor(token: token, id: id.pathValue)
         }
-        let updated = try core.online { api, token throws(ClientError) in
-            try api.updateVisitor(token: token, id: (before?.id).map(VisitorReference.id)?.pathValue ?? id.pathValue, body,
-                                  idempotencyKey: OfficeCommands.idempotencyKey())
+        let updated = try OfficeCommands.explainingBlocklistMatch(confirmed: confirmBlocked) {
+            try core.online { api, token throws(ClientError) in
+                try api.updateVisitor(token: token, id: (before?.id).map(VisitorReference.id)?.pathValue ?? id.pathValue, body,
+                                      confirmBlocked: confirmBlocked, idempotencyKey: OfficeCommands.idempotencyKey())
+            }
         }
         try OfficeCommands.show(updated, asJSON: json, site, context)
         if let before, before.shortId != updated.shortId {

@@ -127,6 +127,8 @@ public enum ConsoleError: Error, Sendable, Equatable {
     case identityChange(entriesAtRisk: Int, previousEmail: String, previousServer: String)
     /// The server refused the request for good (other 4xx), or the input is not acceptable.
     case refused(String)
+    /// 409 `BLOCKLIST_MATCH`: the visitor matches the blocklist and nothing was saved.
+    case blocklistMatch(String)
     /// Anything else: the server failed, answered nonsense, or the state file could not be used.
     case failed(String)
 }
@@ -144,7 +146,7 @@ extension ConsoleError {
             "Too many requests (\(message)): " + ConsoleError.waitPhrase(seconds) + "."
         case .identityChange(let count, let email, let server):
             "Logging in would delete \(count) queued \(count == 1 ? "entry" : "entries") of \(email) on \(server)."
-        case .refused(let message):
+        case .refused(let message), .blocklistMatch(let message):
             "Refused: \(message)."
         case .failed(let message):
             "Failed: \(message)."

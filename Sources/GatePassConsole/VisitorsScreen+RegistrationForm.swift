@@ -61,6 +61,12 @@ public struct RegistrationForm: Sendable, Equatable {
     /// The last registration sent and its idempotency key: sending the same again (after a
     /// timeout or an unreachable server) reuses the key, so the server never registers it twice.
     var lastSent: SentRegistration?
+    /// The registration the server refused as matching the blocklist: sending it again
+    /// unchanged is the person's confirmation (`confirmBlocked`); any edit asks again.
+    var blockedRegistration: VisitorRegistration?
+
+    /// Whether the form waits for the confirmation of a visitor who matches the blocklist.
+    public var confirmingBlocked: Bool { blockedRegistration != nil }
 
     struct SentRegistration: Sendable, Equatable {
         var registration: VisitorRegistration
@@ -223,7 +229,7 @@ extension VisitorsScreen {
     private func submit(_ form: RegistrationForm) -> ScreenAction {
         var form = form
         form.attempted = true
-        let registration: VisitorRegistration
+        var registration: VisitorRegistration
         switch form.registration(siteTime: siteTime) {
         case .fault(let field):
             // Everything typed stays; the field at fault gets the keyboard.
@@ -233,6 +239,11 @@ extension VisitorsScreen {
             return .redraw
         case .ready(let value):
             registration = value
+        }
+        // The same registration again after the blocklist question is the confirmation; a
+        // changed one is judged afresh.
+        if let blocked = form.blockedRegistration {
+            if blocked == registration { registration.confirmBlocked = true } else { form.blockedRegistration = nil }
         }
         let key = form.lastSent.flatMap { $0.registration == registration ? $0.key : nil } ?? UUID().uuidString
         form.lastSent = .init(registration: registration, key: key)
@@ -247,6 +258,12 @@ extension VisitorsScreen {
         } catch {
             // The form stays as typed: a refusal names the field, an outage asks for a retry.
             switch error {
+            case .blocklistMatch where !registration.confirmBlocked:
+                form.blockedRegistration = registration
+                form.notice = Notice(.warning, "\(registration.name) matches the blocklist; nothing was saved. "
+                                     + "Press Ctrl-S again to register them anyway, or change the form or press Esc.")
+            case .blocklistMatch:
+                form.notice = Notice(.error, "Not registered: \(error.sentence) The form is kept; turn the invitation off and press Ctrl-S.")
             case .offline, .failed:
                 form.notice = Notice(.error, "Not registered: \(error.sentence) The form is kept; Ctrl-S sends it again.")
             default:

@@ -36,13 +36,17 @@ public struct VisitorRegistration: Sendable, Equatable {
     public var validUntil: Date?
     /// Queue the invitation mail with the creation (needs `email`).
     public var invite: Bool
+    /// Register them even though they match the blocklist: set when the person confirmed
+    /// after the server's `BLOCKLIST_MATCH`.
+    public var confirmBlocked: Bool
 
     public init(name: String, email: String? = nil, phone: String? = nil, company: String? = nil, purpose: String? = nil,
                 hostName: String? = nil, hostEmail: String? = nil, approverId: String? = nil, requiresApproval: Bool = false,
-                validFrom: Date? = nil, validUntil: Date? = nil, invite: Bool = false) {
+                validFrom: Date? = nil, validUntil: Date? = nil, invite: Bool = false, confirmBlocked: Bool = false) {
         self.name = name; self.email = email; self.phone = phone; self.company = company; self.purpose = purpose
         self.hostName = hostName; self.hostEmail = hostEmail; self.approverId = approverId
         self.requiresApproval = requiresApproval; self.validFrom = validFrom; self.validUntil = validUntil; self.invite = invite
+        self.confirmBlocked = confirmBlocked
     }
 }
 
@@ -95,7 +99,8 @@ public protocol VisitorsServices: AnyObject {
 
     /// Registers a visitor. The same `idempotencyKey` for a retry of the same registration
     /// (after a timeout the server may have it already).
-    /// - Throws: `.refused` with the server's message (a field it refused), `.offline`.
+    /// - Throws: `.refused` with the server's message (a field it refused), `.blocklistMatch`
+    ///   (not confirmed, or an invitation to a blocked visitor), `.offline`.
     func register(_ registration: VisitorRegistration, idempotencyKey: String) throws(ConsoleError) -> Visitor
 
     /// Cancels the visit (the pass stops working).

@@ -110,7 +110,7 @@ extension ClientCoreServices: VisitorsServices {
             purpose: registration.purpose, hostName: registration.hostName, hostEmail: registration.hostEmail,
             approverId: registration.approverId, requiresApproval: registration.requiresApproval,
             validFrom: registration.validFrom.map(Timestamp.init), validUntil: registration.validUntil.map(Timestamp.init),
-            invite: registration.invite ? true : nil)
+            invite: registration.invite ? true : nil, confirmBlocked: registration.confirmBlocked ? true : nil)
         return try call { api, session throws(ClientError) in
             try api.createVisitor(token: session.token, body, idempotencyKey: idempotencyKey)
         }

@@ -277,6 +277,7 @@ public final class ClientCoreServices: ConsoleServices {
         case .offline(let detail): .offline(detail)
         case .unauthorized(let message), .revoked(let message): .unauthorized(message)
         case .rateLimited(let seconds, let message): .throttled(retryAfterSeconds: seconds ?? retryAfter, message: message)
+        case .permanent(_, "BLOCKLIST_MATCH", let message): .blocklistMatch(message)
         case .permanent(_, _, let message): .refused(message)
         case .transient, .decoding, .local: .failed(error.description)
         }

@@ -160,6 +160,15 @@ public enum Blocklist {
     public static func firstMatch(_ entries: [BlocklistEntry], for visitor: Visitor, at now: Date) -> BlocklistEntry? {
         entries.first { $0.matches(visitor, at: now) }
     }
+
+    /// Whether registering `new` is judged against the blocklist (api.md "Blocklist"): a new
+    /// visitor always; an edit of `old` only when it changes a field an entry matches on (name,
+    /// email, phone, company), so a visitor registered with `confirmBlocked` is not asked again
+    /// for every later edit.
+    public static func judgesRegistration(from old: Visitor?, to new: Visitor) -> Bool {
+        guard let old else { return true }
+        return old.name != new.name || old.email != new.email || old.phone != new.phone || old.company != new.company
+    }
 }
 
 /// The body of `POST /api/blocklist`, as a client sends it.

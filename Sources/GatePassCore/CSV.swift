@@ -43,14 +43,38 @@ public enum AuditLogCSV {
     }
 }
 
-/// The columns of `GET /api/admin/scan-history.csv`, newest scan first.
+/// A scan with the names its ids stand for, as the store has them when the export is read
+/// (an anonymised visitor's name is what anonymisation left; a scan of unknown text has none).
+public struct NamedScan: Sendable, Equatable {
+    public var scan: Scan
+    public var visitorName: String?
+    public var company: String?
+    public var gateName: String?
+    /// The person who scanned (a login's or a scanner token's user), or the kiosk's label.
+    public var guardName: String?
+
+    public init(scan: Scan, visitorName: String? = nil, company: String? = nil, gateName: String? = nil,
+                guardName: String? = nil) {
+        self.scan = scan; self.visitorName = visitorName; self.company = company; self.gateName = gateName
+        self.guardName = guardName
+    }
+}
+
+/// The columns of `GET /api/admin/scan-history.csv`, newest scan first: the ids machines read
+/// first, then the names people read and the scan's time at its site (`scannedAtLocal`,
+/// RFC 3339 with the site's offset). New columns are only ever appended.
 public enum ScanHistoryCSV {
     public static let header = CSV.row(["id", "shortId", "raw", "result", "visitorId", "checkpointId", "scannedBy",
-                                        "scannedAt", "receivedAt", "offline", "offlineDecision"])
+                                        "scannedAt", "receivedAt", "offline", "offlineDecision",
+                                        "visitorName", "company", "gateName", "guardName", "scannedAtLocal"])
 
-    public static func row(_ scan: Scan) -> String {
-        CSV.row([scan.id, scan.shortId ?? "", scan.raw ?? "", scan.result.rawValue, scan.visitorId ?? "", scan.checkpointId,
-                 scan.scannedBy, scan.scannedAt.description, scan.receivedAt.description, scan.offline ? "true" : "false",
-                 scan.offlineDecision?.rawValue ?? ""])
+    /// - Parameter site: the clock of the scan's own organization.
+    public static func row(_ named: NamedScan, site: SiteClock) -> String {
+        let scan = named.scan
+        return CSV.row([scan.id, scan.shortId ?? "", scan.raw ?? "", scan.result.rawValue, scan.visitorId ?? "",
+                        scan.checkpointId, scan.scannedBy, scan.scannedAt.description, scan.receivedAt.description,
+                        scan.offline ? "true" : "false", scan.offlineDecision?.rawValue ?? "",
+                        named.visitorName ?? "", named.company ?? "", named.gateName ?? "", named.guardName ?? "",
+                        site.localRFC3339(scan.scannedAt.date)])
     }
 }

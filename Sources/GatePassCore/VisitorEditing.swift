@@ -92,6 +92,20 @@ public enum VisitorEditing {
         }
     }
 
+    /// How long after its end a window may still be set: a registration queued in an outbox
+    /// and replayed after midnight still gets through.
+    public static let endedWindowGrace: TimeInterval = 86_400
+
+    /// A window set or changed by a request must not have ended more than `endedWindowGrace`
+    /// before the request arrived (`now`): such a pass could never be used. Windows a request
+    /// leaves as they were are not judged.
+    public static func checkNotLongEnded(_ window: ValidityWindow, now: Date) throws(FieldRuleViolation) {
+        guard window.until >= now.addingTimeInterval(-endedWindowGrace) else {
+            throw FieldRuleViolation(field: "validUntil",
+                                     message: "validUntil ended more than 24 hours ago: give a window that ends later")
+        }
+    }
+
     /// A changed window re-issues the pass: a new pass text (a new short id while passes are
     /// GP1) and a new pass page; the old ones stop working (api.md). So does a changed
     /// `requiresApproval`: the pass is then signed with a key of the other purpose, and a text

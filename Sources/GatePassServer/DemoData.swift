@@ -101,7 +101,7 @@ public enum DemoData {
                     let scan = Scan(id: newIdentifier(), shortId: visitor.shortId.rawValue, raw: "GP1:\(visitor.shortId.rawValue)",
                                     result: .checkedIn, visitorId: visitor.id, checkpointId: gate.id, scannedBy: owner,
                                     scannedAt: Timestamp(checkedInAt), receivedAt: Timestamp(checkedInAt), offline: false)
-                    try tx.scans.insert(scan, organizationId: organizationId)
+                    try tx.scans.insert(scan, organizationId: organizationId, kioskId: nil)
                 }
             }
             return created

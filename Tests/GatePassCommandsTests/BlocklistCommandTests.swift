@@ -38,8 +38,15 @@ import Testing
             #expect(list.out == "\(id)  Ștefan  Dobrescu (Globex) <stefan@example.com> tel +40 711 000 333  until 01 Jan 2099 00:00 (Asia/Kathmandu)  reason: \(Self.reason)")
             #expect(try entries(setup).count == 1)
 
-            // The gate: a pass of the same person, spelled otherwise, and a walk-in by phone.
-            let registered = gatepass(setup, ["visitor", "add", "--name", "stefan dobrescu", "--company", "GLOBEX", "--json"])
+            // Registering the same person, spelled otherwise, is refused until confirmed.
+            let refused = gatepass(setup, ["visitor", "add", "--name", "stefan dobrescu", "--company", "GLOBEX", "--json"])
+            #expect(refused.status == 1 && refused.out.isEmpty)
+            #expect(refused.err.hasPrefix("error: the visitor matches the blocklist, so nothing was saved; if you mean to register them anyway, run the command again with --confirm-blocked"),
+                    "\(refused.err)")
+            #expect(!refused.err.contains("laptop") && !refused.err.contains(id))
+            // The gate: a pass of the same person, registered anyway, and a walk-in by phone.
+            let registered = gatepass(setup, ["visitor", "add", "--name", "stefan dobrescu", "--company", "GLOBEX",
+                                              "--confirm-blocked", "--json"])
             try #require(registered.status == 0, "\(registered.err)")
             let visitor = try registered.object()
             let shortId = try #require(visitor["shortId"] as? String)
@@ -60,6 +67,28 @@ import Testing
             #expect(gatepass(setup, ["checkin", shortId]).out.hasPrefix("CHECKED_IN  stefan dobrescu"))
             let again = gatepass(setup, ["blocklist", "remove", id])
             #expect(again.status == 1 && again.err.contains("not found"), "\(again.err)")
+        }
+    }
+
+    @Test func editingIntoAMatchNeedsConfirmationAndABlockedVisitorIsNeverInvited() throws {
+        try office.withOwner { setup in
+            #expect(gatepass(setup, ["blocklist", "add", "--email", "mal@example.com", "--reason", Self.reason]).status == 0)
+            let added = gatepass(setup, ["visitor", "add", "--name", "Mal Lory", "--json"])
+            try #require(added.status == 0, "\(added.err)")
+            let id = try #require(try added.object()["id"] as? String)
+            let edit = gatepass(setup, ["visitor", "edit", id, "--email", "MAL@example.com"])
+            #expect(edit.status == 1 && edit.err.contains("run the command again with --confirm-blocked"), "\(edit.err)")
+            #expect(try #require(try gatepass(setup, ["visitor", "show", id, "--json"]).object())["email"] is NSNull)
+            let confirmed = gatepass(setup, ["visitor", "edit", id, "--email", "mal@example.com", "--confirm-blocked", "--json"])
+            #expect(confirmed.status == 0 && (try? confirmed.object()["email"] as? String) == "mal@example.com", "\(confirmed.err)")
+            // Never mailed, whatever is said.
+            let invite = gatepass(setup, ["visitor", "invite", id])
+            #expect(invite.status == 1 && invite.err.contains("no invitation is mailed to a blocked visitor"), "\(invite.err)")
+            let withInvite = gatepass(setup, ["visitor", "add", "--name", "Mal", "--email", "mal@example.com", "--invite",
+                                              "--confirm-blocked"])
+            #expect(withInvite.status == 1 && withInvite.err.contains("run the command again without --invite"), "\(withInvite.err)")
+            let listed = try gatepass(setup, ["visitor", "list", "--json"]).items()
+            #expect(listed.compactMap { $0["name"] as? String }.filter { $0.hasPrefix("Mal") } == ["Mal Lory"], "\(listed)")
         }
     }
 

@@ -192,7 +192,8 @@ import Testing
             let attributes = try FileManager.default.attributesOfItem(atPath: exportPath)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "the export is private")
             let csv = try String(contentsOfFile: exportPath, encoding: .utf8)
-            #expect(csv.hasPrefix("id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline,offlineDecision\r\n"))
+            #expect(csv.hasPrefix("id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline,offlineDecision,"
+                                  + "visitorName,company,gateName,guardName,scannedAtLocal\r\n"))
             #expect(csv.contains(",\(expected),GP1:\(expected),CHECKED_IN,"), "the picture's check-in is exported")
             #expect(csv.contains(",\(rejected),"), "the denial is exported")
 

@@ -524,7 +524,7 @@ import Testing
         (["visitor", "add"], #"""
             OVERVIEW: Register an expected visitor (OWNER/ADMIN) and print the visitor, with the short id the gate takes.
 
-            USAGE: gatepass visitor add --name NAME [--email EMAIL] [--phone PHONE] [--company TEXT] [--purpose TEXT] [--host NAME] [--host-email EMAIL] [--approver EMAIL] [--requires-approval] [--valid-from TIME] [--valid-until TIME] [--invite] [--json]
+            USAGE: gatepass visitor add --name NAME [--email EMAIL] [--phone PHONE] [--company TEXT] [--purpose TEXT] [--host NAME] [--host-email EMAIL] [--approver EMAIL] [--requires-approval] [--valid-from TIME] [--valid-until TIME] [--invite] [--confirm-blocked] [--json]
 
             OPTIONS:
               --name NAME          The visitor's full name.
@@ -539,6 +539,7 @@ import Testing
               --valid-from TIME    When the pass starts.
               --valid-until TIME   When the pass ends.
               --invite             Queue the invitation mail (pass attached, pass page linked) with the registration; needs --email.
+              --confirm-blocked    Save even if the visitor matches the blocklist (without it the server refuses a match and saves nothing).
               --json               Print the visitor as the API shapes it.
               -h, --help           Show help information.
 
@@ -579,7 +580,7 @@ import Testing
         (["visitor", "edit"], #"""
             OVERVIEW: Change an EXPECTED, APPROVED or AWAITING_APPROVAL visitor: only the options given change. A new validity window re-issues the pass (the old pass and pass page stop working).
 
-            USAGE: gatepass visitor edit ID [--name NAME] [--email EMAIL] [--clear-email] [--phone PHONE] [--clear-phone] [--company TEXT] [--clear-company] [--purpose TEXT] [--clear-purpose] [--host NAME] [--clear-host] [--host-email EMAIL] [--clear-host-email] [--approver EMAIL] [--clear-approver] [--requires-approval] [--no-requires-approval] [--valid-from TIME] [--valid-until TIME] [--json]
+            USAGE: gatepass visitor edit ID [--name NAME] [--email EMAIL] [--clear-email] [--phone PHONE] [--clear-phone] [--company TEXT] [--clear-company] [--purpose TEXT] [--clear-purpose] [--host NAME] [--clear-host] [--host-email EMAIL] [--clear-host-email] [--approver EMAIL] [--clear-approver] [--requires-approval] [--no-requires-approval] [--valid-from TIME] [--valid-until TIME] [--confirm-blocked] [--json]
 
             ARGUMENTS:
               ID  The visitor's id or short id.
@@ -604,6 +605,7 @@ import Testing
               --no-requires-approval  The visitor no longer needs an approver at the gate.
               --valid-from TIME       When the pass starts.
               --valid-until TIME      When the pass ends.
+              --confirm-blocked       Save even if the visitor matches the blocklist (without it the server refuses a match and saves nothing).
               --json                  Print the changed visitor as the API shapes it.
               -h, --help              Show help information.
 

@@ -115,6 +115,8 @@ final class ByteRecordingTerminal: Terminal, @unchecked Sendable {
             let owner = try setup.token("owner@demo.gatepass")
             let api = try LoopbackHTTPClient(port: setup.server.port).get("/api/admin/scan-history.csv", token: owner)
             #expect(api.status == 200)
+            #expect(String(decoding: api.body, as: UTF8.self).hasPrefix(ScanHistoryCSV.header)
+                    && ScanHistoryCSV.header.hasSuffix(",visitorName,company,gateName,guardName,scannedAtLocal\r\n"))
             let firstDifference = zip(terminal.stdout, api.body).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(terminal.stdout.count, api.body.count)
             #expect(terminal.stdout == api.body, """
                 \(terminal.stdout.count) vs \(api.body.count) bytes, first difference at \(firstDifference): \

@@ -226,6 +226,39 @@ import Testing
         }
     }
 
+    @Test func aBlocklistMatchAsksAndTheSameRegistrationAgainConfirmsIt() {
+        withForm { screen, services in
+            Fixtures.type("Ion Ionescu", into: screen)
+            let refusal = ConsoleError.blocklistMatch("this visitor matches the blocklist; nothing was saved")
+            services.registerResults = [.failure(refusal), .failure(refusal), .failure(refusal), .failure(.offline("timed out")),
+                                        .success(Fixtures.listed(5, name: "Ion Ionescus"))]
+            #expect(screen.handle(.control("s")) == .alert)
+            #expect(services.registrations[0].registration.confirmBlocked == false)
+            #expect(screen.form?.confirmingBlocked == true && screen.form?.text(.name) == "Ion Ionescu")
+            #expect(screen.form?.notice == VisitorsScreen.Notice(.warning,
+                "Ion Ionescu matches the blocklist; nothing was saved. Press Ctrl-S again to register them anyway, or change the form or press Esc."))
+            let canvas = Fixtures.render(screen, width: 200, height: 24)
+            #expect(canvas.line(22).hasPrefix("Ion Ionescu matches the blocklist; nothing was saved. Press Ctrl-S again"))
+            // A changed form is a new registration: asked again, not confirmed.
+            Fixtures.type("s", into: screen)
+            _ = screen.handle(.control("s"))
+            #expect(services.registrations[1].registration.confirmBlocked == false)
+            #expect(services.registrations[1].registration.name == "Ion Ionescus")
+            // The same again confirms it, under a new key (the refusal is the first key's answer).
+            _ = screen.handle(.control("s"))
+            #expect(services.registrations[2].registration.confirmBlocked == true)
+            #expect(services.registrations[2].key != services.registrations[1].key)
+            // A confirmed registration refused (an invitation to a blocked visitor) says what to change.
+            #expect(screen.form?.notice?.text.hasSuffix("The form is kept; turn the invitation off and press Ctrl-S.") == true)
+            // An outage keeps the confirmation: the retry is the same confirmed registration.
+            _ = screen.handle(.control("s"))
+            _ = screen.handle(.control("s"))
+            #expect(services.registrations[3].registration.confirmBlocked && services.registrations[4].registration.confirmBlocked)
+            #expect(services.registrations[4].key == services.registrations[3].key)
+            #expect(screen.form == nil && screen.notice?.text == "Registered Ion Ionescus, pass K7Q2M9XD.")
+        }
+    }
+
     @Test func anUnreachableServerKeepsTheFormAndARetrySendsTheSameKeyAnEditANewOne() {
         withForm { screen, services in
             Fixtures.type("Ana Pop", into: screen)

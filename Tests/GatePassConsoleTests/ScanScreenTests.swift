@@ -66,7 +66,7 @@ import Testing
     /// the way out (Esc, then a number). In the recent list the hint is gone and digits switch tabs.
     @Test func theFieldSaysDigitsGoIntoItAndEscThenANumberSwitchesTabs() {
         let services = FakeScanServices()
-        let scan = ScanScreen(services: services, clock: TestClock().function, sourceDescription: nil, timeZone: F.utc)
+        let scan = ScanScreen(services: services, clock: TestClock().function, sourceDescription: nil, siteClock: SiteClock(zoneNamed: "UTC")!)
         let other = RecordingScreen("More")
         let app = ConsoleApp(factory: .init(tabs: { [scan, other] }, visitorDetail: { _ in other }))
         #expect(ScanScreen.digitsHint == "Digits go into this field — Esc, then a number, to switch tabs.")

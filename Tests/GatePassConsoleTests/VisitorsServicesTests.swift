@@ -123,6 +123,24 @@ import Testing
             #expect(throws: ConsoleError.refused("email must be an email address like ana@example.com")) {
                 try services.register(registration, idempotencyKey: "key-2")
             }
+            #expect(body?["confirmBlocked"] == nil, "sent only when confirmed")
+        }
+    }
+
+    @Test func aBlocklistMatchIsItsOwnErrorAndAConfirmedRegistrationSaysSo() throws {
+        try withServices({ request in
+            let body = (try? JSONSerialization.jsonObject(with: Data(request.body ?? []))) as? [String: Any]
+            if body?["confirmBlocked"] as? Bool == true { return Self.json(Fixtures.listed(5, name: "Ion Ionescu"), status: 201) }
+            return HTTPResponse(status: 409, headers: [:], body: Array(
+                #"{"error":{"code":"BLOCKLIST_MATCH","message":"this visitor matches the blocklist","blocked":true,"entryId":"e1"}}"#.utf8))
+        }) { services, requests, _ in
+            #expect(throws: ConsoleError.blocklistMatch("this visitor matches the blocklist")) {
+                try services.register(VisitorRegistration(name: "Ion Ionescu"), idempotencyKey: "key-1")
+            }
+            let visitor = try services.register(VisitorRegistration(name: "Ion Ionescu", confirmBlocked: true), idempotencyKey: "key-2")
+            #expect(visitor.id == "v5")
+            let body = try JSONSerialization.jsonObject(with: Data(try #require(requests.last).body ?? [])) as? [String: Any]
+            #expect(body?["confirmBlocked"] as? Bool == true)
         }
     }
 

@@ -75,7 +75,21 @@ struct CSVTests {
         #expect(CSV.cell("plain text") == "plain text")
     }
 
-    @Test func theScanHistoryHeaderIsUnchanged() {
-        #expect(ScanHistoryCSV.header == "id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline,offlineDecision\r\n")
+    @Test func theScanHistoryHeaderKeepsItsColumnsAndAppendsTheNames() {
+        #expect(ScanHistoryCSV.header == "id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline,offlineDecision,"
+                + "visitorName,company,gateName,guardName,scannedAtLocal\r\n")
+    }
+
+    @Test func aRowNamesItsIdsInCellsOfTheirOwnAndTheSitesTime() throws {
+        let at = try #require(Timestamp.parse("2026-12-06T01:48:22Z"))
+        let scan = Scan(id: "s1", shortId: "K7Q2M9XD", raw: "GP1:K7Q2M9XD", result: .checkedIn, visitorId: "v1",
+                        checkpointId: "c1", scannedBy: "u1", scannedAt: Timestamp(at), receivedAt: Timestamp(at), offline: false)
+        let named = NamedScan(scan: scan, visitorName: "=cmd|' /C calc'!A0", company: "Acme, \"Ltd\"", gateName: "-Gate\r\n2",
+                              guardName: "@Guard")
+        let east = ScanHistoryCSV.row(named, site: try #require(SiteClock(zoneNamed: "Europe/Bucharest")))
+        #expect(east == "s1,K7Q2M9XD,GP1:K7Q2M9XD,CHECKED_IN,v1,c1,u1,2026-12-06T01:48:22Z,2026-12-06T01:48:22Z,false,,"
+                + "'=cmd|' /C calc'!A0,\"Acme, \"\"Ltd\"\"\",\"'-Gate\r\n2\",'@Guard,2026-12-06T03:48:22+02:00\r\n")
+        let west = ScanHistoryCSV.row(NamedScan(scan: scan), site: try #require(SiteClock(zoneNamed: "America/New_York")))
+        #expect(west.hasSuffix(",false,,,,,,2026-12-05T20:48:22-05:00\r\n"))
     }
 }

@@ -99,7 +99,8 @@ extension TestServer {
             let northId = try #require(north.string("id"))
             let northScanner = try server.scannerToken(site.ownerToken, checkpointId: northId)
             let entry = try server.block(site.ownerToken, ["name": "Ștefan   Dobrescu", "phone": "0711 000 111"])
-            let visitor = try server.createVisitor(site.ownerToken, ["name": "stefan dobrescu", "email": "stefan@example.com"])
+            let visitor = try server.createVisitor(site.ownerToken, ["name": "stefan dobrescu", "email": "stefan@example.com",
+                                                                     "confirmBlocked": true])
             let shortId = visitor["shortId"] as! String
 
             let owner = try server.stream(site.ownerToken)

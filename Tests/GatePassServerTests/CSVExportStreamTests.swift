@@ -17,7 +17,7 @@ import Testing
             server.server.application.respond(to: request) { response in answered.withLock { $0 = response } }
             let response = try #require(answered.withLock { $0 })
             #expect(response.status == 200 && response.body.isEmpty)
-            let stream = try #require(response.stream as? CSVExportStream<(scan: Scan, seq: Int64)>)
+            let stream = try #require(response.stream as? CSVExportStream<ScanExportRow>)
             #expect(stream.pagesRead == 1)
             var buffer = [UInt8](repeating: 0, count: 1_000)
             var received: [UInt8] = []
@@ -41,17 +41,22 @@ import Testing
                   scannedBy: "u", scannedAt: Timestamp(Date(timeIntervalSince1970: 1_000_000 - Double(index))),
                   receivedAt: Timestamp(Date(timeIntervalSince1970: 0)), offline: false), Int64(10_000 - index))
         }
-        func drain(_ stream: CSVExportStream<(scan: Scan, seq: Int64)>) -> String {
+        @Sendable func row(_ index: Int) -> ScanExportRow {
+            let (scanned, seq) = scan(index)
+            return ScanExportRow(scan: ExportedScan(named: NamedScan(scan: scanned), organizationId: "o", seq: seq),
+                                 site: SiteClock(timeZone: TimeZone(identifier: "UTC")!))
+        }
+        func drain(_ stream: CSVExportStream<ScanExportRow>) -> String {
             var buffer = [UInt8](repeating: 0, count: 7)
             var out: [UInt8] = []
             while let count = buffer.withUnsafeMutableBytes({ stream.read(into: $0) }) { out += buffer.prefix(count) }
             return String(decoding: out, as: UTF8.self)
         }
         let asked = Locked<[Int]>([])
-        let limited = CSVExportStream(.scanHistory, firstPage: (0..<3).map(scan), rowLimit: 7, pageSize: 3, readPage: { cursor, limit in
+        let limited = CSVExportStream(.scanHistory, firstPage: (0..<3).map(row), rowLimit: 7, pageSize: 3, readPage: { cursor, limit in
             asked.withLock { $0.append(limit) }
             let start = cursor.map { 10_000 - Int($0.seq) + 1 } ?? 0
-            return (start..<(start + limit)).map(scan)
+            return (start..<(start + limit)).map(row)
         }, onError: { _ in })
         let text = drain(limited)
         #expect(text.components(separatedBy: "\r\n").dropFirst().dropLast().map { $0.split(separator: ",", omittingEmptySubsequences: false)[2] }
@@ -60,7 +65,7 @@ import Testing
 
         struct Broken: Error {}
         let errors = Locked<Int>(0)
-        let failing = CSVExportStream(.scanHistory, firstPage: (0..<3).map(scan), rowLimit: 100, pageSize: 3, readPage: { _, _ in throw Broken() },
+        let failing = CSVExportStream(.scanHistory, firstPage: (0..<3).map(row), rowLimit: 100, pageSize: 3, readPage: { _, _ in throw Broken() },
                                       onError: { _ in errors.withLock { $0 += 1 } })
         #expect(drain(failing).components(separatedBy: "\r\n").count == 5)
         #expect(errors.withLock { $0 } == 1)

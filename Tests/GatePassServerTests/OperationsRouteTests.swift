@@ -50,7 +50,8 @@ import Testing
             let export = try server.get("/api/admin/scan-history.csv", token: site.adminToken)
             #expect(export.status == 200)
             #expect(export.headers["content-type"]?.hasPrefix("text/csv") == true)
-            #expect(export.text.hasPrefix("id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline,offlineDecision\r\n"))
+            #expect(export.text.hasPrefix("id,shortId,raw,result,visitorId,checkpointId,scannedBy,scannedAt,receivedAt,offline,offlineDecision,"
+                                          + "visitorName,company,gateName,guardName,scannedAtLocal\r\n"))
             // Quoting by the RFC: a quote doubles, a comma or line break quotes the cell.
             #expect(export.text.contains(",\"He said \"\"hi\"\", then left\",INVALID,"))
             #expect(export.text.contains(",\"line\nbreak\",INVALID,"))
@@ -58,7 +59,7 @@ import Testing
             #expect(export.text.contains(",\"'=HYPERLINK(\"\"http://evil.test\"\",\"\"click\"\")\",INVALID,"))
             let rows = Self.parseCSV(export.text)
             #expect(rows.count == 1 + 1 + texts.count)
-            #expect(rows.allSatisfy { $0.count == 11 })
+            #expect(rows.allSatisfy { $0.count == 16 })
             let raws = rows.dropFirst().map { $0[2] }
             #expect(raws.allSatisfy { !["=", "+", "-", "@"].contains($0.first.map(String.init) ?? "") })
             #expect(Set(raws) == Set([shortId, "He said \"hi\", then left", "'=HYPERLINK(\"http://evil.test\",\"click\")",

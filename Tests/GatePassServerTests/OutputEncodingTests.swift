@@ -57,9 +57,10 @@ func rowsParsedByPython(_ csv: [UInt8]) throws -> [[String]] {
             #expect(export.headers["content-disposition"] == "attachment; filename=\"scan-history.csv\"")
             let rows = try rowsParsedByPython(export.body)
             #expect(rows.first == ["id", "shortId", "raw", "result", "visitorId", "checkpointId", "scannedBy", "scannedAt",
-                                   "receivedAt", "offline", "offlineDecision"])
+                                   "receivedAt", "offline", "offlineDecision", "visitorName", "company", "gateName", "guardName",
+                                   "scannedAtLocal"])
             #expect(rows.count == 1 + Self.hostileTexts.count)
-            #expect(rows.allSatisfy { $0.count == 11 })
+            #expect(rows.allSatisfy { $0.count == 16 })
             // Newest first: the texts come back in reverse order of scanning, each one exact.
             let raws = rows.dropFirst().map { $0[2] }
             #expect(raws == Self.hostileTexts.reversed().map(Self.expected))
@@ -104,7 +105,7 @@ func rowsParsedByPython(_ csv: [UInt8]) throws -> [[String]] {
                                          result: index % 2 == 0 ? .notFound : .invalid, visitorId: nil,
                                          checkpointId: checkpoint, scannedBy: user, scannedAt: at, receivedAt: at,
                                          offline: false),
-                                    organizationId: organization)
+                                    organizationId: organization, kioskId: nil)
             }
         }
     }

@@ -104,11 +104,17 @@ import Testing
             }
             let unchanged = try server.visitor(visitor["id"], site.ownerToken)
             #expect(unchanged["validFrom"] as? String == visitor["validFrom"] as? String)
-            // The edges themselves are windows a pass can carry.
-            let edges = try server.post("/api/visitors", token: site.ownerToken, [
+            // The edges themselves are windows a pass can carry; the first one has long ended,
+            // which is refused as such.
+            let epoch = try server.post("/api/visitors", token: site.ownerToken, [
                 "name": "Edge", "validFrom": "1970-01-01T00:00:00Z", "validUntil": "1970-01-01T00:00:00Z",
             ])
-            #expect(edges.status == 201, "\(edges.text)")
+            #expect(epoch.isError(400, "BAD_REQUEST") && epoch.errorMessage.contains("validUntil ended more than 24 hours ago"),
+                    "\(epoch.text)")
+            let last = try server.post("/api/visitors", token: site.ownerToken, [
+                "name": "Edge", "validFrom": "2286-01-01T00:00:00Z", "validUntil": "2286-11-20T17:46:39Z",
+            ])
+            #expect(last.status == 201, "\(last.text)")
         }
     }
 

@@ -19,6 +19,7 @@ enum VisitorFieldOptions {
     static let validFrom = time("--valid-from", help: "When the pass starts.")
     static let validUntil = time("--valid-until", help: "When the pass ends.")
     static let requiresApproval = Flag("--requires-approval", help: "An approver must admit the visitor at the gate.")
+    static let confirmBlocked = Flag("--confirm-blocked", help: "Save even if the visitor matches the blocklist (without it the server refuses a match and saves nothing).")
 
     /// The paragraph that says how times are read.
     static let timesNote = """

@@ -150,6 +150,11 @@ struct Principal: Sendable {
     var organizationId: String { user.organizationId }
     /// Idempotency keys are scoped to the organization and the user behind the token.
     var idempotencyScope: String { user.organizationId + "/" + user.id }
+    /// The kiosk behind a kiosk's credential (its scans are named by its label).
+    var kioskId: String? {
+        if case .kiosk(let id, _) = credential { return id }
+        return nil
+    }
     var checkpointId: String? {
         switch credential {
         case .login: nil

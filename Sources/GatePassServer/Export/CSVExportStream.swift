@@ -9,10 +9,17 @@ struct CSVTable<Row: Sendable>: Sendable {
     var cursorAfter: @Sendable (Row) -> ListCursor
 }
 
-extension CSVTable where Row == (scan: Scan, seq: Int64) {
+/// A row of the scan-history export: the scan with its names, and the clock of its site.
+struct ScanExportRow: Sendable {
+    var scan: ExportedScan
+    var site: SiteClock
+}
+
+extension CSVTable where Row == ScanExportRow {
     /// `GET /api/admin/scan-history.csv`.
     static var scanHistory: Self {
-        Self(header: ScanHistoryCSV.header, line: { ScanHistoryCSV.row($0.scan) }, cursorAfter: { ListCursor.after($0) })
+        Self(header: ScanHistoryCSV.header, line: { ScanHistoryCSV.row($0.scan.named, site: $0.site) },
+             cursorAfter: { ListCursor.after($0.scan) })
     }
 }
 

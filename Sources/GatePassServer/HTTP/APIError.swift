@@ -15,6 +15,8 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         case notFound = "NOT_FOUND"
         case methodNotAllowed = "METHOD_NOT_ALLOWED"
         case conflict = "CONFLICT"
+        /// 409: the visitor matches the blocklist and the request did not confirm it (api.md "Blocklist").
+        case blocklistMatch = "BLOCKLIST_MATCH"
         case idempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
         case payloadTooLarge = "PAYLOAD_TOO_LARGE"
         case rateLimited = "RATE_LIMITED"
@@ -28,7 +30,7 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
             case .forbidden: 403
             case .notFound: 404
             case .methodNotAllowed: 405
-            case .conflict: 409
+            case .conflict, .blocklistMatch: 409
             case .idempotencyKeyReused: 422
             case .payloadTooLarge: 413
             case .rateLimited: 429
@@ -41,6 +43,10 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Code
     public var message: String
     public var headers: [String: String] = [:]
+    /// `BLOCKLIST_MATCH`'s fields beside the code and message: `blocked` (always true), and the
+    /// matching entry's id for OWNER/ADMIN only. Never the entry's reason.
+    public var blocked: Bool?
+    public var entryId: String?
 
     public var status: Int { code.status }
     public var description: String { "\(code.rawValue): \(message)" }
@@ -54,6 +60,11 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     }
     static func notFound(_ what: String) -> APIError { APIError(code: .notFound, message: "\(what) not found") }
     static func conflict(_ message: String) -> APIError { APIError(code: .conflict, message: message) }
+    /// A registration of a visitor who matches the blocklist (api.md "Blocklist").
+    /// - Parameter entryId: the matching entry, given only to OWNER/ADMIN.
+    static func blocklistMatch(_ message: String, entryId: String?) -> APIError {
+        APIError(code: .blocklistMatch, message: message, blocked: true, entryId: entryId)
+    }
     static func `internal`(_ message: String) -> APIError { APIError(code: .internal, message: message) }
     /// 503 with `Retry-After` (api.md: shutting down, database busy or not writable).
     /// What a request still waiting when the server stops is answered.
@@ -88,13 +99,14 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
 
     var response: HTTPResponse {
         struct Body: Encodable {
-            struct Detail: Encodable { var code: String; var message: String }
+            struct Detail: Encodable { var code: String; var message: String; var blocked: Bool?; var entryId: String? }
             var error: Detail
         }
         // A message may quote what the client sent (a method, a name): clients print it, so
         // its controls and invisible characters are spelled out here, once for every error.
         var response = JSONBody.response(status: status,
-                                         Body(error: .init(code: code.rawValue, message: TerminalText.visible(message))))
+                                         Body(error: .init(code: code.rawValue, message: TerminalText.visible(message),
+                                                           blocked: blocked, entryId: entryId)))
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { response.headers.append((name, value)) }
         return response
     }

@@ -52,6 +52,7 @@ extension GatePassApplication {
     /// invitation with it; returns the page's address.
     /// A request's invitation, audited as `visitor.invite` (a new pass page; the old one ends).
     func queueInvitation(_ visitor: Visitor, organizationId: String, _ call: Call, _ tx: any Transaction) throws -> String {
+        try refuseInvitationIfBlocked(visitor, organizationId: organizationId, now: call.now, role: call.caller.user.role, tx)
         let url = try queueInvitation(visitor, organizationId: organizationId, now: call.now, effects: call.effects, tx)
         // After the checks that refuse an invitation (no mail, no email), so a refused one is
         // not counted; a 429 here rolls the whole request back (a creation with it too).

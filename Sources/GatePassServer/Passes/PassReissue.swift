@@ -21,7 +21,9 @@ extension GatePassApplication {
                         guard PassKeyPurpose.of(visitor) == key.purpose,
                               [.expected, .approved, .awaitingApproval].contains(visitor.status),
                               visitor.createdAt <= (key.revokedAt?.date ?? now), visitor.email != nil,
-                              try tx.visitors.hasPassToken(visitorId: visitor.id)
+                              try tx.visitors.hasPassToken(visitorId: visitor.id),
+                              // A blocked visitor is never mailed a pass (api.md "Blocklist").
+                              try self.blocklistMatch(visitor, organizationId: key.organizationId, now: now, tx) == nil
                         else { continue }
                         let effects = CommitEffects()
                         _ = try self.queueInvitation(visitor, organizationId: key.organizationId, now: now, effects: effects, tx)

@@ -23,7 +23,13 @@ extension GatePassApplication {
     func scanHistoryCSV(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let filter = try scanFilter(call)
         return try csvExport(.scanHistory, named: "scan-history.csv", recordedAs: .scanHistoryExport, call, tx) { tx, cursor, limit in
-            try tx.scans.page(filter, after: cursor, limit: limit)
+            // Each row's local time is its own organization's (PLATFORM_ADMIN reads several).
+            var clocks: [String: SiteClock] = [:]
+            return try tx.scans.namedPage(filter, after: cursor, limit: limit).map { row in
+                let clock = try clocks[row.organizationId] ?? SiteClock(timeZone: self.site(row.organizationId, tx).timeZone)
+                clocks[row.organizationId] = clock
+                return ScanExportRow(scan: row, site: clock)
+            }
         }
     }
 

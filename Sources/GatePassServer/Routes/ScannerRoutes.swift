@@ -118,7 +118,7 @@ extension GatePassApplication {
                         offline: request.offline, offlineDecision: body.offlineDecision)
         func invalid(_ message: String) throws -> HTTPResponse {
             scan.result = .invalid
-            try recordRefusedScan(scan, organizationId: caller.organizationId, now: call.now, tx)
+            try recordRefusedScan(scan, organizationId: caller.organizationId, kioskId: caller.kioskId, now: call.now, tx)
             metrics.recordCheckIn(result: ScanResult.invalid.rawValue)
             try alertOfAdmittedForgery(body, scan: scan, call, tx)
             return APIError.badRequest(message).response
@@ -142,7 +142,7 @@ extension GatePassApplication {
         scan.shortId = shortId.rawValue
         guard let record = try tx.visitors.find(shortId: shortId), record.organizationId == caller.organizationId else {
             scan.result = .notFound
-            try recordRefusedScan(scan, organizationId: caller.organizationId, now: call.now, tx)
+            try recordRefusedScan(scan, organizationId: caller.organizationId, kioskId: caller.kioskId, now: call.now, tx)
             metrics.recordCheckIn(result: ScanResult.notFound.rawValue)
             return APIError(code: .notFound, message: "no pass with short id \(shortId.rawValue)").response
         }
@@ -171,7 +171,7 @@ extension GatePassApplication {
         }
         scan.result = decision.result
         scan.visitorId = record.visitor.id
-        try tx.scans.insert(scan, organizationId: caller.organizationId)
+        try tx.scans.insert(scan, organizationId: caller.organizationId, kioskId: caller.kioskId)
         if let event = decision.event, let kind = EventKind(rawValue: event.rawValue) {
             try tx.events.appendVisitorEvent(kind, visitor: decision.visitor, organizationId: caller.organizationId,
                                              checkpointId: checkpointId, scanId: scan.id, now: call.now)

@@ -38,6 +38,13 @@ extension GatePassApplication {
         var validUntil: Timestamp?
         /// Queue the invitation with the creation (api.md "Site operations").
         var invite: Bool?
+        /// Register a visitor who matches the blocklist anyway (api.md "Blocklist").
+        var confirmBlocked: Bool?
+    }
+
+    /// The part of a PATCH body that is not a change of the visitor.
+    struct EditConfirmation: Decodable {
+        var confirmBlocked: Bool?
     }
 
     func createVisitor(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
@@ -48,25 +55,37 @@ extension GatePassApplication {
         let phone = try Field.phone(body.phone)
         let company = try Field.text(body.company, "company")
         let purpose = try Field.text(body.purpose, "purpose", maxLength: 500)
-        let hostName = try Field.text(body.hostName, "hostName")
-        // A HOST registers its own visitors: it is their host unless it names another, so the
-        // arrival mail reaches it.
-        let hostEmail = try Field.email(body.hostEmail, "hostEmail") ?? (caller.role == .host ? caller.email : nil)
+        let namedHost = try Field.text(body.hostName, "hostName")
+        let namedHostEmail = try Field.email(body.hostEmail, "hostEmail")
+        // A HOST registers its own visitors: naming neither, it is their host (api.md), so its
+        // name is on the pass and in the lists; naming only a name, the arrival mail still
+        // reaches it.
+        let registersOwn = caller.role == .host
+        let hostName = namedHost ?? (registersOwn && namedHostEmail == nil ? caller.name : nil)
+        let hostEmail = namedHostEmail ?? (registersOwn ? caller.email : nil)
         try checkApprover(body.approverId, organizationId: caller.organizationId, tx)
         // Defaults (api.md): today 00:00:00–23:59:59 in the site's zone. With only validFrom,
         // the pass lasts to the end of that local day.
         let zone = try site(caller.organizationId, tx).timeZone
         let from = body.validFrom?.date ?? ValidityWindow.day(containing: call.now, in: zone).from
         let until = body.validUntil?.date ?? ValidityWindow.day(containing: from, in: zone).until
-        do { try VisitorEditing.check(ValidityWindow(from: from, until: until)) } catch { throw APIError.badRequest(error.message) }
+        do {
+            try VisitorEditing.check(ValidityWindow(from: from, until: until))
+            try VisitorEditing.checkNotLongEnded(ValidityWindow(from: from, until: until), now: call.now)
+        } catch {
+            throw APIError.badRequest(error.message)
+        }
         let visitor = try tx.visitors.insertWithFreshShortID(organizationId: caller.organizationId, createdBy: caller.id) { shortId in
             Visitor(id: newIdentifier(), shortId: shortId, name: name, email: email, phone: phone, company: company,
                     purpose: purpose, hostName: hostName, hostEmail: hostEmail, approverId: body.approverId,
                     requiresApproval: body.requiresApproval ?? false, walkIn: false, status: .expected,
                     validity: ValidityWindow(from: from, until: until), createdAt: call.now)
         }
-        // A refused invitation (no email, mail off) refuses the creation too: nothing is
+        // A refusal below (a blocklist match not confirmed, an invitation refused: no email,
+        // mail off, a blocked visitor) throws, and the transaction stores nothing: nothing is
         // half-done, and the error says what to fix.
+        try refuseUnconfirmedBlocklistMatch(visitor, from: nil, confirmed: body.confirmBlocked == true,
+                                            organizationId: caller.organizationId, call, tx)
         try audit(.visitorCreate, id: visitor.id, .created(visitor), call, tx)
         if body.invite == true { _ = try queueInvitation(visitor, organizationId: caller.organizationId, call, tx) }
         return JSONBody.response(status: 201, visitor, headers: [("Location", Endpoint.visitorsGet.path(visitor.id))])
@@ -89,6 +108,7 @@ extension GatePassApplication {
     /// new pass page (the old page stops working).
     func updateVisitor(_ call: Call, _ tx: any Transaction) throws -> HTTPResponse {
         let changes = try JSONBody.decode(VisitorChanges.self, from: call.request.body)
+        let confirmation = try JSONBody.decode(EditConfirmation.self, from: call.request.body)
         let record = try visibleVisitor(call, tx)
         var edited: Visitor
         do {
@@ -103,12 +123,19 @@ extension GatePassApplication {
             try checkApprover(edited.approverId, organizationId: record.organizationId, tx)
         }
         guard edited != record.visitor else { return JSONBody.response(edited) }
+        if edited.validity != record.visitor.validity {
+            do { try VisitorEditing.checkNotLongEnded(edited.validity, now: call.now) } catch { throw APIError.badRequest(error.message) }
+        }
+        try refuseUnconfirmedBlocklistMatch(edited, from: record.visitor, confirmed: confirmation.confirmBlocked == true,
+                                            organizationId: record.organizationId, call, tx)
         let reissued = VisitorEditing.reissuesPass(from: record.visitor, to: edited)
         if reissued { edited.shortId = try tx.visitors.freshShortID() }
         try tx.visitors.changeState(edited, from: record.visitor)
         try audit(.visitorUpdate, id: edited.id, .changed(from: record.visitor, to: edited), call, tx)
         if reissued, try tx.visitors.hasPassToken(visitorId: edited.id) {
-            if mail.isEnabled, edited.email != nil {
+            // A blocked visitor's new pass is never mailed: the old page just ends.
+            if mail.isEnabled, edited.email != nil,
+               try blocklistMatch(edited, organizationId: record.organizationId, now: call.now, tx) == nil {
                 _ = try queueInvitation(edited, organizationId: record.organizationId, call, tx)
             } else {
                 try tx.visitors.setPassToken(hash: nil, visitorId: edited.id)

@@ -12,13 +12,24 @@ struct ScanHistoryFilter: Sendable {
 }
 
 /// The scans: every check-in attempt, newest first (scan time, then insertion order).
+/// A scan of the history export: the scan, the names its ids stand for, and its organization
+/// (whose time zone its `scannedAtLocal` is in).
+struct ExportedScan: Sendable {
+    var named: NamedScan
+    var organizationId: String
+    var seq: Int64
+}
+
 protocol ScanRepository {
-    func insert(_ scan: Scan, organizationId: String) throws
+    /// - Parameter kioskId: the kiosk that scanned, when a kiosk did (its label names the scan's guard).
+    func insert(_ scan: Scan, organizationId: String, kioskId: String?) throws
     /// Records what the kiosk decided offline on a scan the server had already answered
     /// (the replay of an attempt that reached it); false when no such scan exists.
     func setOfflineDecision(_ decision: ScanResult, scanId: String) throws -> Bool
     /// Up to `limit` scans matching `filter` after `cursor`, each with its position.
     func page(_ filter: ScanHistoryFilter, after cursor: ListCursor?, limit: Int) throws -> [(scan: Scan, seq: Int64)]
+    /// `page` with the names of the visitor, gate and guard as they are stored now.
+    func namedPage(_ filter: ScanHistoryFilter, after cursor: ListCursor?, limit: Int) throws -> [ExportedScan]
 
     // MARK: Retention
 
@@ -49,4 +60,7 @@ extension ListCursor {
     static func after(_ row: (scan: Scan, seq: Int64)) -> ListCursor {
         ListCursor(time: row.scan.scannedAt.date.milliseconds, seq: row.seq)
     }
+
+    /// Where the export's page after `row` starts.
+    static func after(_ row: ExportedScan) -> ListCursor { after((row.named.scan, row.seq)) }
 }

@@ -20,14 +20,14 @@ struct SQLScanRepository<Database: SQLRunner>: ScanRepository {
          try row.int64(named: "seq"))
     }
 
-    func insert(_ scan: Scan, organizationId: String) throws {
+    func insert(_ scan: Scan, organizationId: String, kioskId: String?) throws {
         try db.execute("""
             INSERT INTO scans (id, organization_id, short_id, raw, result, visitor_id, checkpoint_id, scanned_by,
-                               scanned_at, received_at, offline, offline_decision)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               scanned_at, received_at, offline, offline_decision, kiosk_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [scan.id, organizationId, scan.shortId, scan.raw, scan.result.rawValue, scan.visitorId, scan.checkpointId,
                   scan.scannedBy, scan.scannedAt.date.milliseconds, scan.receivedAt.date.milliseconds, scan.offline,
-                  scan.offlineDecision?.rawValue])
+                  scan.offlineDecision?.rawValue, kioskId])
     }
 
     func countUnknownScan(organizationId: String, checkpointId: String, day: LocalDay, cap: Int) throws -> Bool {
@@ -60,13 +60,44 @@ struct SQLScanRepository<Database: SQLRunner>: ScanRepository {
     func page(_ filter: ScanHistoryFilter, after cursor: ListCursor?, limit: Int) throws -> [(scan: Scan, seq: Int64)] {
         var sql = "SELECT \(Self.columns) FROM scans WHERE 1 = 1"
         var arguments: [any SQLBindable] = []
-        if let organization = filter.organizationId { sql += " AND organization_id = ?"; arguments.append(organization) }
-        if let checkpoint = filter.checkpointId { sql += " AND checkpoint_id = ?"; arguments.append(checkpoint) }
-        if let from = filter.from { sql += " AND scanned_at >= ?"; arguments.append(from.milliseconds) }
-        if let to = filter.to { sql += " AND scanned_at <= ?"; arguments.append(to.milliseconds) }
-        if let result = filter.result { sql += " AND result = ?"; arguments.append(result.rawValue) }
-        KeysetOrder(time: "scanned_at").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
+        Self.appendFilter(filter, table: "scans", after: cursor, limit: limit, to: &sql, &arguments)
         return try db.query(sql, arguments, Self.read)
+    }
+
+    func namedPage(_ filter: ScanHistoryFilter, after cursor: ListCursor?, limit: Int) throws -> [ExportedScan] {
+        // Outer joins: a scan of unknown text has no visitor, and only a kiosk's scan has a kiosk.
+        let columns = Self.columns.split(separator: ", ").map { "s.\($0) AS \($0)" }.joined(separator: ", ")
+        var sql = """
+            SELECT \(columns), s.organization_id AS organization_id, v.name AS visitor_name,
+                   v.company AS visitor_company, c.name AS gate_name, COALESCE(k.name, u.name) AS guard_name
+            FROM scans s
+            LEFT JOIN visitors v ON v.id = s.visitor_id
+            LEFT JOIN checkpoints c ON c.id = s.checkpoint_id
+            LEFT JOIN users u ON u.id = s.scanned_by
+            LEFT JOIN kiosks k ON k.id = s.kiosk_id
+            WHERE 1 = 1
+            """
+        var arguments: [any SQLBindable] = []
+        Self.appendFilter(filter, table: "s", after: cursor, limit: limit, to: &sql, &arguments)
+        return try db.query(sql, arguments) { row in
+            let (scan, seq) = try Self.read(row)
+            return ExportedScan(named: NamedScan(scan: scan, visitorName: try row.optionalString(named: "visitor_name"),
+                                                 company: try row.optionalString(named: "visitor_company"),
+                                                 gateName: try row.optionalString(named: "gate_name"),
+                                                 guardName: try row.optionalString(named: "guard_name")),
+                                organizationId: try row.string(named: "organization_id"), seq: seq)
+        }
+    }
+
+    /// The history's filters, keyset order and limit, on the scans table as `table` names it.
+    private static func appendFilter(_ filter: ScanHistoryFilter, table: String, after cursor: ListCursor?, limit: Int,
+                                     to sql: inout String, _ arguments: inout [any SQLBindable]) {
+        if let organization = filter.organizationId { sql += " AND \(table).organization_id = ?"; arguments.append(organization) }
+        if let checkpoint = filter.checkpointId { sql += " AND \(table).checkpoint_id = ?"; arguments.append(checkpoint) }
+        if let from = filter.from { sql += " AND \(table).scanned_at >= ?"; arguments.append(from.milliseconds) }
+        if let to = filter.to { sql += " AND \(table).scanned_at <= ?"; arguments.append(to.milliseconds) }
+        if let result = filter.result { sql += " AND \(table).result = ?"; arguments.append(result.rawValue) }
+        KeysetOrder(time: "\(table).scanned_at", seq: "\(table).seq").appendPage(after: cursor, limit: limit, to: &sql, &arguments)
     }
 
     /// `?, ?, …` for `count` values (callers pass at most a batch: SQLite binds up to 32,766).

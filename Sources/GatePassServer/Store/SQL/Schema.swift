@@ -510,5 +510,11 @@ enum Schema {
             PRIMARY KEY (device_id, visitor_id)
         ) WITHOUT ROWID;
         """),
+        // The history CSV names who scanned (issue 28): a kiosk's scan is stored under the
+        // admin who enrolled it (`scanned_by`), so the kiosk itself is kept beside it and its
+        // label, not the admin's name, is the scan's `guardName`.
+        SchemaMigration("0015-scan-kiosk", """
+        ALTER TABLE scans ADD COLUMN kiosk_id TEXT REFERENCES kiosks(id);
+        """),
     ]
 }
