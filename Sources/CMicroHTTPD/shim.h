@@ -19,6 +19,8 @@ struct gatepass_mhd_callbacks {
     MHD_NotifyConnectionCallback connection;
     void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection);
     size_t (*unescape)(void *cls, struct MHD_Connection *connection, char *text);
+    /// Every message libmicrohttpd would print on stderr comes here instead.
+    MHD_LogCallback log;
     void *context;
 };
 
@@ -26,6 +28,8 @@ struct gatepass_mhd_callbacks {
 /// pool of `pool_size` threads (1 = a single internal polling thread).
 /// libmicrohttpd's default SO_REUSEADDR lets a restarted server take its port back at once;
 /// SO_REUSEPORT is deliberately not asked for, so two live servers can never share a port.
+/// The logger comes first, as libmicrohttpd asks, so that not even a message of the start
+/// (a port in use) reaches stderr in the library's words: the caller reports it in its own.
 static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
                                                     const struct sockaddr *address,
                                                     unsigned int pool_size,
@@ -37,6 +41,7 @@ static inline struct MHD_Daemon *gatepass_mhd_start(unsigned int flags,
     unsigned int pool = pool_size > 1 ? pool_size : 0;
     return MHD_start_daemon(flags, 0, callbacks->accept_policy, callbacks->context,
                             callbacks->access, callbacks->context,
+                            MHD_OPTION_EXTERNAL_LOGGER, callbacks->log, callbacks->context,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,

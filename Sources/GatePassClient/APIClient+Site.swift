@@ -56,6 +56,12 @@ extension APIClient {
         try request(Organization.self, .organizationGet, token: token)
     }
 
+    /// `PATCH /api/organization` (OWNER): only what `changes` sets is sent.
+    public func updateOrganization(token: String, _ changes: OrganizationChanges,
+                                   idempotencyKey: String? = nil) throws(ClientError) -> Organization {
+        try request(Organization.self, .organizationUpdate, token: token, json: changes, idempotencyKey: idempotencyKey)
+    }
+
     public func users(token: String, limit: Int? = nil, cursor: String? = nil,
                       organizationId: String? = nil) throws(ClientError) -> Page<UserSummary> {
         try request(Page<UserSummary>.self, .usersList, query: [
@@ -109,11 +115,24 @@ extension APIClient {
     /// filter left nil matches everything (api.md "Audit log").
     public func auditLog(token: String, from: Date? = nil, to: Date? = nil, actor: String? = nil, action: String? = nil,
                          entityId: String? = nil, limit: Int? = nil, cursor: String? = nil) throws(ClientError) -> Page<AuditEntry> {
-        try request(Page<AuditEntry>.self, .adminAudit, query: [
-            ("from", from.map { Timestamp($0).description }), ("to", to.map { Timestamp($0).description }),
-            ("actor", actor), ("action", action), ("entityId", entityId),
+        try request(Page<AuditEntry>.self, .adminAudit, query: Self.auditQuery(from: from, to: to, actor: actor, action: action, entityId: entityId) + [
             ("limit", limit.map(String.init)), ("cursor", cursor),
         ], token: token)
+    }
+
+    /// `GET /api/admin/audit.csv` (OWNER/ADMIN): the log as the server's CSV (UTC times), with
+    /// the same filters; the server records the export itself (`audit.export`).
+    public func auditLogCSV(token: String, from: Date? = nil, to: Date? = nil, actor: String? = nil, action: String? = nil,
+                            entityId: String? = nil) throws(ClientError) -> String {
+        let response = try send(.adminAuditCSV, query: Self.auditQuery(from: from, to: to, actor: actor, action: action, entityId: entityId),
+                                token: token)
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    private static func auditQuery(from: Date?, to: Date?, actor: String?, action: String?,
+                                   entityId: String?) -> [(String, String?)] {
+        [("from", from.map { Timestamp($0).description }), ("to", to.map { Timestamp($0).description }),
+         ("actor", actor), ("action", action), ("entityId", entityId)]
     }
 
     // MARK: - Events

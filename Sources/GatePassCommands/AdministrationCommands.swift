@@ -4,7 +4,6 @@ import GatePassServer
 
 /// `gatepass user add --db` and `gatepass checkpoint add --db`: bootstrapping on the database file.
 enum AdministrationCommands {
-    static let organization = Option<String>("--organization", value: "NAME", required: true, help: "The organization's name.")
 
     /// Runs `body` on the database file, closed after, with its audit log (keyed by the
     /// server's secret); an administration rule it breaks is a failure in one sentence.
@@ -52,34 +51,5 @@ enum AdministrationCommands {
         if case .sqlite(let path) = try databaseFiles(database).location, !FileManager.default.fileExists(atPath: path) {
             throw CommandFailure("no database at \(path)" + hint)
         }
-    }
-}
-
-struct CheckpointAddCommand: GatePassCommand {
-    static let database = ServerOptions.database("The database.", required: true)
-    static let name = Option<String>("--name", value: "N", required: true, help: "The checkpoint's name, unique in its organization.")
-    static let configuration = CommandConfiguration(
-        name: "gatepass checkpoint add", overview: "Add a checkpoint (a gate) to an organization in a Gate Pass database file.",
-        options: [database, AdministrationCommands.organization, name, ServerOptions.secretFile])
-
-    var database: String
-    var organization: String
-    var name: String
-    var secretFile: String?
-
-    init(parsing arguments: ParsedArguments) throws(UsageError) {
-        database = try arguments.required(Self.database)
-        secretFile = try arguments.value(ServerOptions.secretFile)
-        organization = try arguments.required(AdministrationCommands.organization)
-        name = try arguments.required(Self.name)
-    }
-
-    func run(_ context: CommandContext) throws -> Int32 {
-        try AdministrationCommands.requireExisting(database, hint: "; create it with 'gatepass user add' first")
-        let checkpoint = try AdministrationCommands.withStore(database, secretFile: secretFile) { store, audit in
-            try Administration.addCheckpoint(store: store, organization: organization, name: name, now: Date(), audit: audit)
-        }
-        context.terminal.out(visible: "added checkpoint \(checkpoint.name) to \(organization); id \(checkpoint.id)")
-        return 0
     }
 }

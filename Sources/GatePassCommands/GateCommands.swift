@@ -1,6 +1,7 @@
 import Foundation
 import GatePassClient
 import GatePassCore
+import GatePassServer
 
 /// `gatepass checkpoint …`, `gatepass scanner-token …` and `gatepass kiosk enrol-code`: the
 /// gates an OWNER/ADMIN manages through the API (as logged in with `gatepass login`);
@@ -8,7 +9,7 @@ import GatePassCore
 enum GateCommands {
     static let checkpointMembers: [GatePassCLI.Subcommand] = [
         .init("list", "The organization's checkpoints: name, default, retired, id.", CheckpointListCommand.self),
-        .init("add", "Add a checkpoint to an organization in a database file (bootstrapping).", CheckpointAddCommand.self),
+        .init("add", "Add a checkpoint (with --db: to a database file, for bootstrapping).", CheckpointAddCommand.self),
         .init("rename", "Rename a checkpoint.", CheckpointRenameCommand.self),
         .init("retire", "Retire a checkpoint: its scanner tokens and kiosks stop at once (--undo brings it back).",
               CheckpointRetireCommand.self),
@@ -29,10 +30,15 @@ enum GateCommands {
         return line + "  id \(checkpoint.id)"
     }
 
-    static func describe(_ token: ScannerTokenSummary) -> String {
-        let who = token.kioskName.map { "kiosk \($0)" } ?? "user \(token.createdBy)"
-        return "\(token.id)  checkpoint \(token.checkpointId)  \(who)  last used \(token.lastUsedAt?.description ?? "never")"
-            + "  expires \(token.expiresAt)"
+    /// `kiosk North kiosk  at North door  made by Olivia Owner  last used never  expires 06 Dec 2027 09:00  id …`:
+    /// names where the caller may read them, times in the site's zone (named by the list's first
+    /// line); the id last, since revoke takes it.
+    static func describe(_ token: ScannerTokenSummary, _ clock: SiteClock, _ names: NameDirectory) throws -> String {
+        let maker = try names.user(token.createdBy) ?? "user \(token.createdBy)"
+        let label = token.kioskName.map { "kiosk \($0)" } ?? "scanner of \(maker)"
+        let gate = try names.checkpoint(token.checkpointId) ?? "checkpoint \(token.checkpointId)"
+        let used = token.lastUsedAt.map { clock.dateTime($0.date) } ?? "never"
+        return "\(label)  at \(gate)  made by \(maker)  last used \(used)  expires \(clock.dateTime(token.expiresAt.date))  id \(token.id)"
     }
 
     static func update(_ id: String, _ changes: CheckpointChanges, json: Bool, _ context: CommandContext) throws -> Int32 {
@@ -59,6 +65,64 @@ struct CheckpointListCommand: GatePassCommand {
         } else {
             for checkpoint in page.items { context.terminal.out(visible: GateCommands.describe(checkpoint)) }
         }
+        return 0
+    }
+}
+
+struct CheckpointAddCommand: GatePassCommand {
+    static let checkpointName = Argument<String>("NAME", optional: true, help: "The checkpoint's name, unique in its organization.")
+    static let database = ServerOptions.database(
+        "Add to this database file instead, before anyone can log in (bootstrapping); the organization is named with --organization.")
+    static let name = Option<String>("--name", value: "N", help: "The name, as NAME gives it (kept for scripts written for --db).")
+    static let organization = Option<String>("--organization", value: "NAME", help: "With --db: the organization's name.")
+    static let configuration = CommandConfiguration(
+        name: "gatepass checkpoint add",
+        overview: "Add a checkpoint (a gate) to your organization through the server (OWNER/ADMIN). With --db, add it to an organization in a database file directly.",
+        usage: "gatepass checkpoint add NAME [--json] | gatepass checkpoint add NAME --db PATH|URL --organization NAME [--secret-file FILE]",
+        arguments: [checkpointName.spec],
+        options: [database, organization, name, OutputOptions.flag("Print the new checkpoint as the API shapes it (without --db)."),
+                  ServerOptions.secretFile])
+
+    var name: String
+    var database: String?
+    var organization: String?
+    var secretFile: String?
+    var json: Bool
+
+    init(parsing arguments: ParsedArguments) throws(UsageError) {
+        switch (try arguments.value(Self.checkpointName), try arguments.value(Self.name)) {
+        case (let positional?, nil): name = positional
+        case (nil, let option?): name = option
+        case (nil, nil): throw UsageError("the checkpoint's name is required: gatepass checkpoint add NAME")
+        case (_?, _?): throw UsageError("give the name once: as NAME or as --name, not both")
+        }
+        database = try arguments.value(Self.database)
+        organization = try arguments.value(Self.organization)
+        secretFile = try arguments.value(ServerOptions.secretFile)
+        json = arguments.has(OutputOptions.json)
+        if database == nil {
+            if organization != nil { throw UsageError("--organization needs --db: through the server, the checkpoint is your organization's") }
+            if secretFile != nil { throw UsageError("--secret-file needs --db: the server keeps its own") }
+        } else {
+            if organization == nil { throw UsageError("--organization is required with --db") }
+            if json { throw UsageError("--json is for the server's answer; with --db there is none") }
+        }
+    }
+
+    func run(_ context: CommandContext) throws -> Int32 {
+        guard let database, let organization else {
+            let checkpoint = try context.core().online { api, token throws(ClientError) in
+                try api.createCheckpoint(token: token, name: name)
+            }
+            context.terminal.out(json ? ClientCommands.json(checkpoint)
+                                      : TerminalText.visible("added checkpoint \(checkpoint.name); id \(checkpoint.id)"))
+            return 0
+        }
+        try AdministrationCommands.requireExisting(database, hint: "; create it with 'gatepass user add' first")
+        let checkpoint = try AdministrationCommands.withStore(database, secretFile: secretFile) { store, audit in
+            try Administration.addCheckpoint(store: store, organization: organization, name: name, now: Date(), audit: audit)
+        }
+        context.terminal.out(visible: "added checkpoint \(checkpoint.name) to \(organization); id \(checkpoint.id)")
         return 0
     }
 }
@@ -119,11 +183,15 @@ struct ScannerTokenListCommand: GatePassCommand {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        let page = try context.core().online { api, token throws(ClientError) in try api.scannerTokens(token: token, limit: limit) }
+        let core = try context.core()
+        let page = try core.online { api, token throws(ClientError) in try api.scannerTokens(token: token, limit: limit) }
         if json {
             context.terminal.out(ClientCommands.json(page))
         } else {
-            for token in page.items { context.terminal.out(visible: GateCommands.describe(token)) }
+            let clock = try SiteCommands.clock(core)
+            let names = NameDirectory(core)
+            context.terminal.out(SiteCommands.zoneLine(clock))
+            for token in page.items { context.terminal.out(visible: try GateCommands.describe(token, clock, names)) }
             PageOptions.noteMore(page, of: "scanner tokens", on: context.terminal)
         }
         return 0

@@ -16,10 +16,12 @@ public enum GatePassCLI {
             main = { try Command.main($0, $1) }
         }
 
-        /// `checkpoint add`: a word that only leads to its one subcommand.
-        init(_ name: String, _ about: String, overview: String, members: [Subcommand]) {
+        /// `checkpoint add`: a word that only leads to its one subcommand. `aliases`: other
+        /// words for the same group (`gate` for `checkpoint`), every member included.
+        init(_ name: String, _ about: String, overview: String, aliases: [String] = [], members: [Subcommand]) {
             self.name = name
             self.about = about
+            self.aliases = aliases
             self.members = members
             let configuration = CommandConfiguration(
                 name: "gatepass \(name)", overview: overview, usage: "gatepass \(name) <subcommand> [options]",
@@ -56,8 +58,12 @@ public enum GatePassCLI {
         }
 
         var members: [Subcommand] = []
+        var aliases: [String] = []
 
         var word: String { String(name.split(separator: " ")[0]) }
+
+        /// Whether `typed` names this subcommand, by its word or an alias.
+        func answers(to typed: String) -> Bool { word == typed || aliases.contains(typed) }
     }
 
     static let subcommands: [Subcommand] = [
@@ -66,9 +72,12 @@ public enum GatePassCLI {
         .init("user", "List, add, update and disable users (add --db: bootstrap a database file).",
               overview: "The users of your organization, through the server (OWNER/ADMIN): list them, add one, change a name, role or scanning right, disable or enable one. gatepass user add --db adds a user to a database file directly, for the first OWNER.",
               members: UserCommands.members),
-        .init("checkpoint", "List, rename and retire checkpoints (add --db: bootstrap a database file).",
-              overview: "The checkpoints (gates) of your organization, through the server (OWNER/ADMIN): list them, rename one, retire one (its scanner tokens and kiosks stop at once). gatepass checkpoint add --db adds one to a database file directly.",
-              members: GateCommands.checkpointMembers),
+        .init("checkpoint", "List, add, rename and retire checkpoints (alias: gate; add --db: bootstrap a database file).",
+              overview: "The checkpoints (gates) of your organization, through the server (OWNER/ADMIN): list them, add one, rename one, retire one (its scanner tokens and kiosks stop at once). gatepass checkpoint add --db adds one to a database file directly. gatepass gate is the same command.",
+              aliases: ["gate"], members: GateCommands.checkpointMembers),
+        .init("site", "Show or change the organization's settings: time zone, retention, automatic check-out.",
+              overview: "Your organization's settings, through the server: its name, time zone, how long visitors are kept before they are anonymised (retention) and when visitors still inside are checked out automatically. Anyone shows them; an OWNER changes them.",
+              members: SiteCommands.members),
         .init("scanner-token", "List and revoke scanner tokens, enrolled kiosks included.",
               overview: "The live scanner tokens of your organization (OWNER/ADMIN): who made each, at which checkpoint, when it was last used; revoke one and its kiosk is signed out.",
               members: GateCommands.scannerTokenMembers),
@@ -90,8 +99,8 @@ public enum GatePassCLI {
         .init("blocklist", "Who must not enter: list, add and remove blocklist entries.",
               overview: "The organization's blocklist (OWNER/ADMIN): people refused at every gate, by name (and company), email or phone. A blocked check-in or walk-in answers BLOCKED, without the reason, and owners and admins get a security alert.",
               members: BlocklistCommands.members),
-        .init("audit", "Check the audit log's tamper-evident chain in a database file.",
-              overview: "The audit log's checks on a database file.",
+        .init("audit", "Read the audit log (list), or check its tamper-evident chain in a database file (verify).",
+              overview: "The audit log: read it through the server (OWNER/ADMIN), or check its chain on a database file.",
               members: AuditCommands.members),
         .init("keys", "The pass keys that sign GP2 passes: list, rotate, revoke a leaked one.",
               overview: "The Ed25519 keys that sign each organization's passes (GP2), kept in <db>.pass-keys (mode 0600) beside the database. The server may be running: it sees a change within a second.",
@@ -140,7 +149,7 @@ public enum GatePassCLI {
                 terminal.out(configuration.help)
                 return 0
             }
-            guard let subcommand = subcommands.first(where: { $0.word == name }) else {
+            guard let subcommand = subcommands.first(where: { $0.answers(to: name) }) else {
                 throw UsageError("unknown subcommand \(name)")
             }
             return try subcommand.main(rest, context)

@@ -110,6 +110,23 @@ struct HistoryCommand: GatePassCommand {
         guard !(csv && json) else { throw UsageError("choose one of --csv and --json") }
     }
 
+    /// `06 Dec 2026 09:00:05  CHECKED_IN  Ana Pop  K7M2QX  at Main gate  by Olivia Owner`: the
+    /// visitor, gate and guard by name where this caller may read them (by id otherwise), never
+    /// the scanned text (a GP2 pass is 103 characters); a scan of no visitor says so.
+    static func line(_ scan: Scan, _ clock: SiteClock, _ names: NameDirectory) throws -> String {
+        var parts = [SiteCommands.listTime(scan.scannedAt.date, clock), scan.result.rawValue]
+        if let visitorId = scan.visitorId {
+            parts.append(try names.visitor(visitorId) ?? "visitor \(visitorId)")
+            if let shortId = scan.shortId { parts.append(shortId) }
+        } else {
+            parts.append("unknown pass")
+        }
+        parts.append("at " + (try names.checkpoint(scan.checkpointId) ?? "checkpoint \(scan.checkpointId)"))
+        parts.append("by " + (try names.user(scan.scannedBy) ?? "user \(scan.scannedBy)"))
+        if scan.offline { parts.append("offline") }
+        return parts.joined(separator: "  ")
+    }
+
     func run(_ context: CommandContext) throws -> Int32 {
         let core = try context.core()
         if csv {
@@ -123,9 +140,10 @@ struct HistoryCommand: GatePassCommand {
         } else if read.value.items.isEmpty {
             context.terminal.out("no scans")
         } else {
-            for scan in read.value.items {
-                context.terminal.out(visible: "\(scan.scannedAt)  \(scan.result.rawValue)  \(scan.shortId ?? "-")  \(scan.offline ? "offline " : "")raw \(scan.raw ?? "(erased)")")
-            }
+            let clock = try SiteCommands.clock(core)
+            let names = NameDirectory(core)
+            context.terminal.out(SiteCommands.zoneLine(clock))
+            for scan in read.value.items { context.terminal.out(visible: try Self.line(scan, clock, names)) }
             PageOptions.noteMore(read.value, of: "scans", filtered: true, on: context.terminal)
         }
         return 0

@@ -61,6 +61,15 @@ public enum FieldRules {
         return email.lowercased()
     }
 
+    /// An id as a query or a path names it (`entityId=`, `actor=`): 1 to 64 printable ASCII
+    /// characters, no spaces.
+    public static func identifier(_ value: String, _ name: String) throws(FieldRuleViolation) -> String {
+        guard (1...64).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw FieldRuleViolation(field: name, message: "\(name) must be an id (1 to 64 printable characters, no spaces)")
+        }
+        return value
+    }
+
     public static func phone(_ value: String?, _ name: String = "phone") throws(FieldRuleViolation) -> String? {
         guard let phone = try text(value, name, maxLength: phoneLength) else { return nil }
         let allowed = Set("0123456789+-() .")

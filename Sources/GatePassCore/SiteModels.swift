@@ -87,6 +87,14 @@ public struct OrganizationChanges: Codable, Sendable, Equatable {
 public enum OrganizationRules {
     public static let retentionDaysRange = 1...3650
 
+    /// Whether `name` is a zone of the IANA database this system knows (`Europe/Bucharest`,
+    /// `UTC`): no abbreviations (`EST`) or offsets (`GMT+2`), whose meaning a reader of the
+    /// setting would have to guess, and at most 64 bytes.
+    public static func isZoneName(_ name: String) -> Bool {
+        name.utf8.count <= 64 && (TimeZone.knownTimeZoneIdentifiers.contains(name) || name == "UTC")
+            && TimeZone(identifier: name) != nil
+    }
+
     /// Whether `text` is `HH:MM` on a 24-hour clock (`00:00`…`23:59`, two digits each).
     public static func isClockTime(_ text: String) -> Bool {
         let bytes = Array(text.utf8)

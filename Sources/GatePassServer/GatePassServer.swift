@@ -15,6 +15,9 @@ public final class GatePassServer: @unchecked Sendable {
     private let maintenance: DispatchSourceTimer
     private let autoCheckoutTimer: DispatchSourceTimer
     private let reissueTimer: DispatchSourceTimer
+    /// Held from the start to the end of `stop`: one server per SQLite file (nil on PostgreSQL,
+    /// which several servers share by design).
+    private let databaseLock: DatabaseLock?
 
     /// Opens the database (migrating it), loads or creates the secret, takes the audit head
     /// over (`AuditLog.takeOver`), and starts listening.
@@ -24,12 +27,21 @@ public final class GatePassServer: @unchecked Sendable {
     ///     head stops the start.
     ///   - retryTimer: what retries the store's journal truncations after an erase (tests pass
     ///     one they run by hand).
-    /// - Throws: also when the SQLite database, its WAL or shm may be used by group or others,
+    /// - Throws: `ConfigurationError` when another server holds the SQLite file (`DatabaseLock`);
+    ///   also when the SQLite database, its WAL or shm may be used by group or others,
     ///   or cannot be written (see `SQLiteEngine.init`).
     public init(configuration: ServerConfiguration, devMode: Bool = false, clock: any WallClock = SystemWallClock(),
                 logSink: any LogSink = StandardErrorLog(), recreateAuditHead: Bool = false,
                 retryTimer: any RetryTimer = DispatchRetryTimer()) throws {
         try configuration.validate()
+        // Before the database is opened: a second server must not migrate or write it. On a
+        // failed start the lock goes with this scope (its descriptor closes).
+        let lock: DatabaseLock?
+        if case .sqlite(let path) = configuration.databaseLocation {
+            lock = try DatabaseLock(databaseAt: path)
+        } else {
+            lock = nil
+        }
         let store = try ServerDatabase.open(configuration.databaseLocation, synchronous: configuration.sqliteSynchronous,
                                             busyTimeoutMilliseconds: Int32(configuration.sqliteBusyTimeoutMilliseconds),
                                             serving: true, retryTimer: retryTimer)
@@ -79,7 +91,10 @@ public final class GatePassServer: @unchecked Sendable {
                                  headerTimeoutSeconds: configuration.headerTimeoutSeconds,
                                  bodyTimeoutSeconds: configuration.bodyTimeoutSeconds,
                                  keepAliveTimeoutSeconds: configuration.keepAliveTimeoutSeconds,
-                                 unansweredAtStop: APIError.serverStopping.response),
+                                 unansweredAtStop: APIError.serverStopping.response,
+                                 daemonLog: { [application] line in
+                                     application.logSink.log("http: " + TerminalText.visible(line))
+                                 }),
             responder: application)
         // A day's retention run missed while the server was down is caught up before it serves.
         store.runExclusively(.maintenance) { application.runDueRetention() }
@@ -96,6 +111,7 @@ public final class GatePassServer: @unchecked Sendable {
         self.application = application
         self.store = store
         self.http = http
+        databaseLock = lock
         // What outlived its limit is purged every 10 minutes, and each organization's daily
         // retention run starts at the first sweep after 03:30 its time.
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
@@ -186,6 +202,8 @@ public final class GatePassServer: @unchecked Sendable {
         // The head follows the last committed entry before the database closes.
         application.auditLog.waitForHead()
         store.close()
+        // The file is free for the next server, in this process or another.
+        databaseLock?.release()
         // Last: every line of the stop itself is logged by now (the log is buffered).
         application.logSink.flush()
     }

@@ -68,6 +68,15 @@ let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, so
     }
 }
 
+/// libmicrohttpd's own messages (MHD_OPTION_EXTERNAL_LOGGER), formatted here and handed to
+/// the server, which never lets the library write to stderr itself.
+let daemonMessageLogged: MHD_LogCallback = { context, format, arguments in
+    guard let context, let format, let arguments else { return }
+    var text = [CChar](repeating: 0, count: 512)
+    _ = vsnprintf(&text, text.count, format, arguments)
+    server(context).heard(daemonMessage: String(cString: text))
+}
+
 /// Called once per request when its request line is parsed, with the target as sent.
 let requestLineLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
     -> UnsafeMutableRawPointer? = { context, uri, connection in

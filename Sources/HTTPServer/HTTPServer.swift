@@ -40,6 +40,9 @@ public final class HTTPServer: Sendable {
         public var keepAliveTimeoutSeconds: Int
         /// What a request still unanswered at the end of a stop's grace period is answered.
         public var unansweredAtStop: HTTPResponse
+        /// Where libmicrohttpd's own messages go once the server listens (a failed start says
+        /// what went wrong in its error instead); nil drops them. The library never prints.
+        public var daemonLog: (@Sendable (String) -> Void)?
 
         public init(host: String = "127.0.0.1", port: UInt16 = 0, threads: Int = 4, bodyLimit: Int = 65_536,
                     connectionTimeoutSeconds: Int = 30, connectionLimit: Int = 4_096, maxConnectionsPerIP: Int = 64,
@@ -47,7 +50,8 @@ public final class HTTPServer: Sendable {
                     keepAliveTimeoutSeconds: Int = 30,
                     unansweredAtStop: HTTPResponse = HTTPResponse(
                         status: 503, headers: [("Content-Type", "text/plain; charset=utf-8")],
-                        body: Array("the server is stopping\n".utf8))) {
+                        body: Array("the server is stopping\n".utf8)),
+                    daemonLog: (@Sendable (String) -> Void)? = nil) {
             self.host = host
             self.port = port
             self.threads = threads
@@ -60,6 +64,7 @@ public final class HTTPServer: Sendable {
             self.bodyTimeoutSeconds = bodyTimeoutSeconds
             self.keepAliveTimeoutSeconds = keepAliveTimeoutSeconds
             self.unansweredAtStop = unansweredAtStop
+            self.daemonLog = daemonLog
         }
     }
 
@@ -90,6 +95,9 @@ public final class HTTPServer: Sendable {
     /// `inFlight`.
     private let stopBegun = Atomic<Bool>(false)
     let connectionGuard: ConnectionGuard
+    /// libmicrohttpd's messages while `start` runs, read when the start fails; nil once the
+    /// server listens (from then on they go to `daemonLog`).
+    private let startMessages = Locked<[String]?>(nil)
 
     public init(configuration: Configuration, responder: any HTTPResponder) {
         self.configuration = configuration
@@ -147,13 +155,15 @@ public final class HTTPServer: Sendable {
         if let bad = configuration.trustedProxies.first(where: { ipv4Address($0) == nil }) {
             throw HTTPServerError(message: "trustedProxies: \(bad.debugDescription) is not an IPv4 address such as 10.0.0.5")
         }
+        startMessages.withLock { $0 = [] }
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
             | MHD_USE_TURBO.rawValue | MHD_USE_ERROR_LOG.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         // The daemon owns a reference for as long as it runs; `stop` gives it back.
         let context = Unmanaged.passRetained(self).toOpaque()
         var callbacks = gatepass_mhd_callbacks(accept_policy: acceptPolicy, access: accessHandler,
                                                completed: completedHandler, connection: connectionNotified,
-                                               uri_log: requestLineLogged, unescape: leaveEscaped, context: context)
+                                               uri_log: requestLineLogged, unescape: leaveEscaped, log: daemonMessageLogged,
+                                               context: context)
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 gatepass_mhd_start(UInt32(flags), socketAddress, UInt32(max(1, configuration.threads)),
@@ -161,16 +171,50 @@ public final class HTTPServer: Sendable {
                                    UInt32(max(1, configuration.connectionLimit)), &callbacks)
             }
         }
+        let messages = startMessages.withLock { messages -> [String] in
+            defer { messages = nil }
+            return messages ?? []
+        }
         guard let started else {
             Unmanaged<HTTPServer>.fromOpaque(context).release()
-            throw HTTPServerError(message: "cannot listen on \(configuration.host):\(configuration.port) (in use, or not permitted)")
+            throw HTTPServerError(message: Self.startFailure(host: configuration.host, port: configuration.port, messages: messages))
         }
+        if let daemonLog = configuration.daemonLog { messages.forEach(daemonLog) }
         let port = gatepass_mhd_bound_port(started)
         let handle = UInt(bitPattern: started)
         daemon.withLock { $0 = handle }
         boundPort.store(port, ordering: .releasing)
         connectionGuard.start()
         return port
+    }
+
+    /// A message of libmicrohttpd's: kept while `start` runs, logged after.
+    func heard(daemonMessage: String) {
+        let line = daemonMessage.trimmingCharacters(in: .whitespacesAndNewlines)
+        let kept = startMessages.withLock { messages -> Bool in
+            guard messages != nil else { return false }
+            messages?.append(line)
+            return true
+        }
+        if !kept { configuration.daemonLog?(line) }
+    }
+
+    /// Why the daemon did not start, in one sentence of ours (libmicrohttpd's own message is
+    /// never printed: the port's owner and the cure are what an operator needs).
+    static func startFailure(host: String, port: UInt16, messages: [String]) -> String {
+        let place = "cannot listen on \(host):\(port)"
+        let said = messages.joined(separator: " ")
+        if said.contains(String(cString: strerror(EADDRINUSE))) {
+            return "\(place): the port is in use by another program; stop it, or choose another port (--port, or 0 for a free one)"
+        }
+        if said.contains(String(cString: strerror(EACCES))) {
+            return "\(place): not permitted (ports below 1024 need privileges); choose a port from 1024 up"
+        }
+        if said.contains(String(cString: strerror(EADDRNOTAVAIL))) {
+            return "\(place): this machine has no such address; give one of its own addresses, or 0.0.0.0"
+        }
+        let reason = messages.last.map { " (" + TerminalText.visible($0) + ")" } ?? ""
+        return "\(place)\(reason); the port may be in use or not permitted: choose another (--port, or 0 for a free one)"
     }
 
     /// Waits until no request is in flight or `grace` has passed; true when none is left.

@@ -72,7 +72,8 @@ func temporaryPath(_ name: String) -> String {
               demo             Try it: a demo server with demo data and the console logged in against it, in one command.
               serve            Run the HTTP API server.
               user             List, add, update and disable users (add --db: bootstrap a database file).
-              checkpoint       List, rename and retire checkpoints (add --db: bootstrap a database file).
+              checkpoint       List, add, rename and retire checkpoints (alias: gate; add --db: bootstrap a database file).
+              site             Show or change the organization's settings: time zone, retention, automatic check-out.
               scanner-token    List and revoke scanner tokens, enrolled kiosks included.
               login            Log in with a one-time code (stores the session on this device).
               logout           Unregister this device's push token and end the session.
@@ -86,7 +87,7 @@ func temporaryPath(_ name: String) -> String {
               visitor          Register, list, show, edit, cancel, check out and invite visitors; save their passes.
               mail             The server's mail log, and a test mail.
               blocklist        Who must not enter: list, add and remove blocklist entries.
-              audit            Check the audit log's tamper-evident chain in a database file.
+              audit            Read the audit log (list), or check its tamper-evident chain in a database file (verify).
               keys             The pass keys that sign GP2 passes: list, rotate, revoke a leaked one.
               admin            Data governance on a database file: retention now (or a dry run).
               db               Move a site's database to PostgreSQL (copy), or back up a SQLite file (backup).
@@ -132,7 +133,7 @@ func temporaryPath(_ name: String) -> String {
         let status = GatePassCLI.main(["gatepass"] + arguments, terminal: terminal)
         #expect(status == 0)
         #expect(terminal.stdout.hasPrefix("OVERVIEW: Add a"))
-        #expect(terminal.stdout.contains("USAGE: gatepass \(arguments[0]) add --db PATH"))
+        #expect(terminal.stdout.contains("USAGE: gatepass \(arguments[0]) add NAME [--json] | gatepass \(arguments[0]) add NAME --db PATH"))
     }
 
     @Test func userHelpListsItsSubcommands() {

@@ -40,7 +40,7 @@ import Testing
             let kioskToken = try #require(enrolled.json?["scannerToken"] as? String)
 
             let tokens = setup.gatepass("scanner-token", "list")
-            #expect(tokens.status == 0 && tokens.out.contains("checkpoint \(north.id)  kiosk North kiosk  last used never"), "\(tokens.out)")
+            #expect(tokens.status == 0 && tokens.out.contains("kiosk North kiosk  at North gate  made by Olivia Owner  last used never"), "\(tokens.out)")
             let page = try object(setup.gatepass("scanner-token", "list", "--json").out)
             let kioskEntry = try #require((page["items"] as? [[String: Any]])?.first { $0["kioskName"] as? String == "North kiosk" })
             let kioskId = try #require(kioskEntry["id"] as? String)

@@ -92,7 +92,7 @@ import Testing
 
             """#),
         (["checkpoint"], #"""
-            OVERVIEW: The checkpoints (gates) of your organization, through the server (OWNER/ADMIN): list them, rename one, retire one (its scanner tokens and kiosks stop at once). gatepass checkpoint add --db adds one to a database file directly.
+            OVERVIEW: The checkpoints (gates) of your organization, through the server (OWNER/ADMIN): list them, add one, rename one, retire one (its scanner tokens and kiosks stop at once). gatepass checkpoint add --db adds one to a database file directly. gatepass gate is the same command.
 
             USAGE: gatepass checkpoint <subcommand> [options]
 
@@ -101,7 +101,7 @@ import Testing
 
             SUBCOMMANDS:
               list    The organization's checkpoints: name, default, retired, id.
-              add     Add a checkpoint to an organization in a database file (bootstrapping).
+              add     Add a checkpoint (with --db: to a database file, for bootstrapping).
               rename  Rename a checkpoint.
               retire  Retire a checkpoint: its scanner tokens and kiosks stop at once (--undo brings it back).
 
@@ -117,14 +117,18 @@ import Testing
 
             """#),
         (["checkpoint", "add"], #"""
-            OVERVIEW: Add a checkpoint (a gate) to an organization in a Gate Pass database file.
+            OVERVIEW: Add a checkpoint (a gate) to your organization through the server (OWNER/ADMIN). With --db, add it to an organization in a database file directly.
 
-            USAGE: gatepass checkpoint add --db PATH|URL --organization NAME --name N [--secret-file FILE]
+            USAGE: gatepass checkpoint add NAME [--json] | gatepass checkpoint add NAME --db PATH|URL --organization NAME [--secret-file FILE]
+
+            ARGUMENTS:
+              NAME  The checkpoint's name, unique in its organization.
 
             OPTIONS:
-              --db, --database PATH|URL  The database. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
-              --organization NAME        The organization's name.
-              --name N                   The checkpoint's name, unique in its organization.
+              --db, --database PATH|URL  Add to this database file instead, before anyone can log in (bootstrapping); the organization is named with --organization. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
+              --organization NAME        With --db: the organization's name.
+              --name N                   The name, as NAME gives it (kept for scripts written for --db).
+              --json                     Print the new checkpoint as the API shapes it (without --db).
               --secret-file FILE         The server's secret, which holds the audit key (default <db>.secret; required with a postgres:// database).
               -h, --help                 Show help information.
 
@@ -155,6 +159,42 @@ import Testing
               --undo      Bring a retired checkpoint back (its old tokens stay ended).
               --json      Print the checkpoint as the API shapes it.
               -h, --help  Show help information.
+
+            """#),
+        (["site"], #"""
+            OVERVIEW: Your organization's settings, through the server: its name, time zone, how long visitors are kept before they are anonymised (retention) and when visitors still inside are checked out automatically. Anyone shows them; an OWNER changes them.
+
+            USAGE: gatepass site <subcommand> [options]
+
+            OPTIONS:
+              -h, --help  Show help information.
+
+            SUBCOMMANDS:
+              show  The organization's name, time zone, retention and automatic check-out.
+              set   Change the time zone, retention or automatic check-out (OWNER).
+
+            """#),
+        (["site", "show"], #"""
+            OVERVIEW: Show your organization's settings: name, time zone (the one every time is shown and typed in), retention (days after a pass ends before its visitor is anonymised) and the automatic check-out time.
+
+            USAGE: gatepass site show [--json]
+
+            OPTIONS:
+              --json      Print the API's answer: {id, name, timeZone, retentionDays, autoCheckoutAt}.
+              -h, --help  Show help information.
+
+            """#),
+        (["site", "set"], #"""
+            OVERVIEW: Change your organization's settings (OWNER). Only the settings given change; the answer is the settings as they are now.
+
+            USAGE: gatepass site set [--time-zone ZONE] [--retention-days N|default] [--auto-checkout HH:MM|off] [--json]
+
+            OPTIONS:
+              --time-zone ZONE            An IANA time zone such as Europe/Bucharest: the site's days, validity defaults and every time shown.
+              --retention-days N|default  Days after a pass ends before its visitor is anonymised, from 1 to 3650; default: the server's.
+              --auto-checkout HH:MM|off   When visitors still inside are checked out, site-local (00:00 to 23:59); off: never.
+              --json                      Print the API's answer: {id, name, timeZone, retentionDays, autoCheckoutAt}.
+              -h, --help                  Show help information.
 
             """#),
         (["scanner-token"], #"""
@@ -808,7 +848,7 @@ import Testing
 
             """#),
         (["audit"], #"""
-            OVERVIEW: The audit log's checks on a database file.
+            OVERVIEW: The audit log: read it through the server (OWNER/ADMIN), or check its chain on a database file.
 
             USAGE: gatepass audit <subcommand> [options]
 
@@ -816,6 +856,7 @@ import Testing
               -h, --help  Show help information.
 
             SUBCOMMANDS:
+              list    Read the audit log, newest first: who changed what, when (OWNER/ADMIN).
               verify  Check the audit log's chain; exit 1 naming the first altered, inserted or removed entry.
 
             """#),
@@ -828,6 +869,25 @@ import Testing
               --db, --database PATH|URL  The database. A SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DB (its password from PGPASSWORD or ~/.pgpass, never the URL).
               --secret-file FILE         The server's secret, which holds the audit key (default <db>.secret; required with a postgres:// database).
               -h, --help                 Show help information.
+
+            """#),
+        (["audit", "list"], #"""
+            OVERVIEW: The audit log of your organization, newest first (OWNER/ADMIN): when (in the site's time zone, named on the first line), who, what and about whom, by name where the server lets you read it.
+
+            USAGE: gatepass audit list [--from TIME] [--to TIME] [--actor WHO] [--action A] [--entity-id ID] [--limit N] [--csv | --json]
+
+            OPTIONS:
+              --from TIME     Only entries at or after this time: 2026-12-06 09:00 in the site's time zone, or RFC 3339.
+              --to TIME       Only entries at or before this time (as --from).
+              --actor WHO     Only entries by this actor: a user's email or id, a kiosk's id, system (retention, automatic check-out), kiosk or user (every actor of that kind).
+              --action A      Only entries of this action, e.g. visitor.checkin.
+              --entity-id ID  Only entries about this visitor, user, checkpoint or other entity.
+              --limit N       How many entries (default 50, at most 500).
+              --csv           Print the server's CSV export instead (UTC times, ids; the export is itself audited).
+              --json          Print the API's page: {"items": [{id, at, actorKind, actorId, action, entity, entityId, before, after}], "nextCursor"}.
+              -h, --help      Show help information.
+
+            A TIME without an offset (2026-12-06 09:00, 2026-12-06T09:00:05) is read in the organization's time zone; one with an offset or Z is taken as it is.
 
             """#),
         (["admin"], #"""

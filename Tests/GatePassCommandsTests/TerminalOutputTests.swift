@@ -92,7 +92,9 @@ final class ByteRecordingTerminal: Terminal, @unchecked Sendable {
             #expect(Self.noInterpretableCharacters(approvals.out))
             _ = setup.gatepass("checkin", Self.hostileCode)
             let history = setup.gatepass("history")
-            #expect(history.out.contains("raw x\\r\\x1b[2KADMITTED  Ana<U+202E>DEINED<U+200B>"), "\(history.out)")
+            // The history names the visitor (made visible) and never prints the scanned text.
+            #expect(history.out.contains("Eve<U+202E>nimdA") && history.out.contains("INVALID  unknown pass"), "\(history.out)")
+            #expect(!history.out.contains("ADMITTED"), "\(history.out)")
             #expect(Self.noInterpretableCharacters(history.out) && Self.noInterpretableCharacters(history.err))
             let lookup = setup.gatepass("lookup", "nobody\u{202E}")
             #expect(lookup.out == "no visitor matches nobody<U+202E>")

@@ -39,11 +39,7 @@ extension GatePassApplication {
             }
         }
         if let zone = changes.timeZone {
-            // Only names of the zone database: no abbreviations ("EST") or offsets ("GMT+2"),
-            // whose meaning a reader of the setting would have to guess.
-            guard zone.utf8.count <= 64, TimeZone.knownTimeZoneIdentifiers.contains(zone) || zone == "UTC",
-                  TimeZone(identifier: zone) != nil
-            else { throw APIError.badRequest("timeZone must be an IANA zone such as Europe/Bucharest") }
+            guard OrganizationRules.isZoneName(zone) else { throw APIError.badRequest("timeZone must be an IANA zone such as Europe/Bucharest") }
             stored.timeZone = zone
         }
         if let days = changes.retentionDays {

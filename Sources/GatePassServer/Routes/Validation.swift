@@ -37,10 +37,7 @@ enum Field {
 
     /// An id given in a query (ours are UUIDs; anything longer or with spaces is no id of ours).
     static func identifier(_ raw: String, _ name: String) throws(APIError) -> String {
-        guard (1...64).contains(raw.utf8.count), raw.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw .badRequest("\(name) must be an id (1 to 64 printable characters, no spaces)")
-        }
-        return raw
+        do throws(FieldRuleViolation) { return try FieldRules.identifier(raw, name) } catch { throw .badRequest(error.message) }
     }
 
     static func time(_ query: [String: String], _ name: String) throws(APIError) -> Date? {
