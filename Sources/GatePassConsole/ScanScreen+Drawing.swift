@@ -75,7 +75,9 @@ extension ScanScreen {
             if let question { lower.append(questionRow(question, waiting: false)) }
             lower.append(shortIdRow(width: area.width))
             // The field is a text field: say where digits go and the way out (first to go on a small screen).
-            if focus == .shortId { lower.append(Row(Self.digitsHint, .dim, priority: 29)) }
+            if focus == .shortId {
+                lower.append(Row(shortId.text.isEmpty ? Self.digitsHint : Self.digitsHintWithText, .dim, priority: 29))
+            }
             if let notice { lower.append(noticeRow(notice, priority: 80)) }
             lower.append(Row(focus == .shortId
                              ? "Enter: check in · /: look up · w: walk-in · Esc: recent list · ?: help"

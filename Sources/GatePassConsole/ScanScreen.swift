@@ -149,6 +149,9 @@ public final class ScanScreen: ConsoleScreen {
 
     /// Under the short-id field while it has the keyboard: the shell's digits do not switch tabs there.
     public static let digitsHint = "Digits go into this field — Esc, then a number, to switch tabs."
+    /// With text in the field Esc first clears it (so a mistyped id is one key away from gone),
+    /// and the hint counts the second Esc.
+    public static let digitsHintWithText = "Digits go into this field — Esc clears it; Esc again, then a number: tabs."
 
     /// The typed short id.
     public var shortIdText: String { shortId.text }

@@ -73,7 +73,11 @@ import Testing
         #expect(app.render(width: 80, height: 24).text.contains(ScanScreen.digitsHint))
         app.handle(.character("2"))
         #expect(app.selectedTab == 0 && scan.shortIdText == "2", "a digit in the field is part of a short id")
+        // With text in the field the first Esc only clears it, and the hint says so.
+        #expect(app.render(width: 80, height: 24).text.contains(ScanScreen.digitsHintWithText))
+        #expect(ScanScreen.digitsHintWithText == "Digits go into this field — Esc clears it; Esc again, then a number: tabs.")
         app.handle(.escape)   // clears the field
+        #expect(app.render(width: 80, height: 24).text.contains(ScanScreen.digitsHint))
         app.handle(.escape)   // leaves it for the recent list
         #expect(!app.render(width: 80, height: 24).text.contains(ScanScreen.digitsHint))
         app.handle(.character("2"))
