@@ -47,8 +47,8 @@ struct AuditVerifyCommand: GatePassCommand {
 }
 
 struct AuditListCommand: GatePassCommand {
-    static let from = time("--from", help: "Only entries at or after this time: 2026-12-06 09:00 in the site's time zone, or RFC 3339.")
-    static let to = time("--to", help: "Only entries at or before this time (as --from).")
+    static let from = SiteTimeOptions.option("--from", help: "Only entries at or after this time: 2026-12-06 09:00 in the site's time zone, or RFC 3339.")
+    static let to = SiteTimeOptions.option("--to", help: "Only entries at or before this time (as --from).")
     static let actor = Option<String>("--actor", value: "WHO",
                                       help: "Only entries by this actor: a user's email or id, a kiosk's id, system (retention, automatic check-out), kiosk or user (every actor of that kind).") {
         (text: String) throws(UsageError) -> String in
@@ -84,16 +84,6 @@ struct AuditListCommand: GatePassCommand {
                   OutputOptions.flag("Print the API's page: {\"items\": [{id, at, actorKind, actorId, action, entity, entityId, before, after}], \"nextCursor\"}.")],
         discussion: "A TIME without an offset (2026-12-06 09:00, 2026-12-06T09:00:05) is read in the organization's time zone; one with an offset or Z is taken as it is.")
 
-    /// A time as typed, its form checked now; read in the site's zone when the command runs.
-    static func time(_ name: String, help: String) -> Option<String> {
-        Option(name, value: "TIME", help: help) { (text: String) throws(UsageError) -> String in
-            do throws(SiteTime.Failure) { _ = try SiteTime.parse(text.trimmingCharacters(in: .whitespaces), name) } catch {
-                throw UsageError(error.message)
-            }
-            return text
-        }
-    }
-
     var from: String?
     var to: String?
     var actor: String?
@@ -121,17 +111,7 @@ struct AuditListCommand: GatePassCommand {
     func run(_ context: CommandContext) throws -> Int32 {
         let core = try context.core()
         let clock = try SiteCommands.clock(core)
-        func instant(_ text: String?, _ name: String) throws(UsageError) -> Date? {
-            guard let text else { return nil }
-            switch clock.instant(text, name) {
-            case .success(let date): return date
-            case .failure(let failure): throw UsageError(failure.message)
-            }
-        }
-        let from = try instant(from, "--from"), to = try instant(to, "--to")
-        if let from, let to, to < from {
-            throw UsageError("--to (\(clock.stamped(to))) is before --from (\(clock.stamped(from))); give an end after the start")
-        }
+        let (from, to) = try SiteTimeOptions.window(from: from, to: to, clock: { clock })
         var actorId = actor
         if let actor, actor.contains("@") { actorId = try UserCommands.userId(actor, core) }
         if csv {

@@ -76,8 +76,8 @@ struct HistoryCommand: GatePassCommand {
         }
         return parsed
     }
-    static let from = time("--from", help: "Only scans at or after this RFC 3339 time.")
-    static let to = time("--to", help: "Only scans at or before this RFC 3339 time.")
+    static let from = SiteTimeOptions.option("--from", help: "Only scans at or after this time: 2026-12-06 09:00 in the site's time zone, or RFC 3339.")
+    static let to = SiteTimeOptions.option("--to", help: "Only scans at or before this time (as --from).")
     static let csv = Flag("--csv", help: "Print the CSV export (OWNER/ADMIN).")
     static let configuration = CommandConfiguration(
         name: "gatepass history",
@@ -85,23 +85,18 @@ struct HistoryCommand: GatePassCommand {
         usage: "gatepass history [--limit N] [--result R] [--from TIME] [--to TIME] [--csv | --json]",
         options: [limit, result, from, to, csv, OutputOptions.json])
 
-    static func time(_ name: String, help: String) -> Option<Date> {
-        Option(name, value: "TIME", help: help) { (text: String) throws(UsageError) in
-            guard let date = Timestamp.parse(text) else { throw UsageError("\(name) must be an RFC 3339 time like 2026-11-29T16:08:43Z") }
-            return date
-        }
-    }
-
     var limit: Int
     var filter = APIClient.HistoryFilter()
+    var from: String?
+    var to: String?
     var csv: Bool
     var json: Bool
 
     init(parsing arguments: ParsedArguments) throws(UsageError) {
         limit = try arguments.value(Self.limit) ?? PageOptions.defaultLimit
         filter.result = try arguments.value(Self.result)
-        filter.from = try arguments.value(Self.from)
-        filter.to = try arguments.value(Self.to)
+        from = try arguments.value(Self.from)
+        to = try arguments.value(Self.to)
         csv = arguments.has(Self.csv)
         json = arguments.has(OutputOptions.json)
     }
@@ -129,6 +124,8 @@ struct HistoryCommand: GatePassCommand {
 
     func run(_ context: CommandContext) throws -> Int32 {
         let core = try context.core()
+        var filter = filter
+        (filter.from, filter.to) = try SiteTimeOptions.window(from: from, to: to, clock: { try SiteCommands.clock(core) })
         if csv {
             context.terminal.out(try core.historyCSV(filter: filter), terminator: "")
             return 0

@@ -379,8 +379,8 @@ import Testing
             OPTIONS:
               --limit N    How many scans (default 50, at most 500).
               --result R   Only scans with this result, e.g. CHECKED_IN.
-              --from TIME  Only scans at or after this RFC 3339 time.
-              --to TIME    Only scans at or before this RFC 3339 time.
+              --from TIME  Only scans at or after this time: 2026-12-06 09:00 in the site's time zone, or RFC 3339.
+              --to TIME    Only scans at or before this time (as --from).
               --csv        Print the CSV export (OWNER/ADMIN).
               --json       Print the server's JSON answer instead of text.
               -h, --help   Show help information.

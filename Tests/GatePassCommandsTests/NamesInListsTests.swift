@@ -35,6 +35,17 @@ import Testing
             #expect(!history.out.contains("GP1:") && !history.out.contains("GP2:") && !history.out.contains("raw "), "\(history.out)")
             #expect(!history.out.contains(scan.checkpointId) && !history.out.contains(owner.id), "\(history.out)")
 
+            // --from and --to are read in the site's zone, as every typed time is.
+            func typed(_ date: Date) -> String { "\(site.day(date)) \(site.timeWithSeconds(date))" }
+            let through = setup.gatepass("history", "--to", typed(scan.scannedAt.date.addingTimeInterval(1)))
+            #expect(through.status == 0 && through.out.contains(expected), "\(through.err)\(through.out)")
+            let before = setup.gatepass("history", "--to", typed(scan.scannedAt.date.addingTimeInterval(-1)))
+            #expect(before.status == 0 && !before.out.contains(expected), "\(before.err)\(before.out)")
+            let after = setup.gatepass("history", "--from", typed(scan.scannedAt.date.addingTimeInterval(1)))
+            #expect(after.status == 0 && !after.out.contains(expected), "\(after.err)\(after.out)")
+            let skipped = setup.gatepass("history", "--from", "2026-03-29 03:30")
+            #expect(zone != "Europe/Bucharest" || (skipped.status == 2 && skipped.err.contains("the clocks skip it")), "\(skipped.err)")
+
             // --csv is the server's export, byte for byte.
             let csv = setup.gatepass("history", "--csv")
             _ = try http.send("POST", "/api/auth/send-otp", json: ["email": "admin@demo.gatepass"])
