@@ -121,7 +121,7 @@ final class ConsoleSession: @unchecked Sendable {
         services.knownOffline = { [connection] in connection.state.link == .offline }
         app = ConsoleApp(factory: .init(tabs: { [unowned self] in tabs() }, visitorDetail: { [unowned self] id in detail(id) },
                                         gateNames: { [services] in services.gateNames() }, clock: { [clock] in clock.now() },
-                                        timeZone: { [unowned self] in siteClock.timeZone }),
+                                        siteClock: { [unowned self] in siteClock }),
                          connection: connection)
     }
 

@@ -269,7 +269,7 @@ public final class BlocklistScreen: ConsoleScreen {
         guard area.width > 0, area.height > 0 else { return }
         if let form {
             form.render(into: &canvas, area: area,
-                        title: "New blocklist entry · at least one of name, email, phone · expiry in \(siteTime.timeZone.identifier), empty: never",
+                        title: "New blocklist entry · at least one of name, email, phone · expiry in \(siteTime.zoneName), empty: never",
                         problem: { problem($0, in: form) })
             return
         }
@@ -289,7 +289,7 @@ public final class BlocklistScreen: ConsoleScreen {
         var cursor = LineCursor(area: area, bottom: canvas.putFooter(footer, in: area))
         let expired = entries.filter { !$0.isActive(at: now) }.count
         let count = entries.count == 1 ? "1 entry" : "\(entries.count) entries"
-        cursor.line("Blocklist · \(count)\(expired > 0 ? ", \(expired) expired" : "") · times in \(siteTime.timeZone.identifier)",
+        cursor.line("Blocklist · \(count)\(expired > 0 ? ", \(expired) expired" : "") · times in \(siteTime.zoneName)",
                     .title, on: &canvas)
         guard cursor.readState(loadedAt.map { ($0, false) }, error: errorLine, shown: "the list", now: now,
                                emptyText: entries.isEmpty ? "Nobody is blocked. Press n to add an entry." : nil,

@@ -27,17 +27,17 @@ public final class ConsoleApp {
         public var gateNames: () -> [String: String]
         /// "Now", for when an alert came.
         public var clock: () -> Date
-        /// The zone an alert's time is shown in (the site's, when known).
-        public var timeZone: () -> TimeZone
+        /// The site's clock an alert's time is shown in (the terminal's zone until the site's is known).
+        public var siteClock: () -> SiteClock
 
         public init(tabs: @escaping () -> [any ConsoleScreen], visitorDetail: @escaping (String) -> any ConsoleScreen,
                     gateNames: @escaping () -> [String: String] = { [:] }, clock: @escaping () -> Date = Date.init,
-                    timeZone: @escaping () -> TimeZone = { .current }) {
+                    siteClock: @escaping () -> SiteClock = { SiteClock(timeZone: .current) }) {
             self.tabs = tabs
             self.visitorDetail = visitorDetail
             self.gateNames = gateNames
             self.clock = clock
-            self.timeZone = timeZone
+            self.siteClock = siteClock
         }
     }
 
@@ -278,7 +278,7 @@ public final class ConsoleApp {
             "",
             alert.headline,
             "\(alert.visitorName) at \(alert.gate)",
-            "received \(SiteClock(timeZone: factory.timeZone()).dateTime(alert.receivedAt)) (\(factory.timeZone().identifier))",
+            "received \(factory.siteClock().stamped(alert.receivedAt))",
             "",
             "v: open the visitor · " + (more > 0 ? "Enter or Esc: dismiss (\(more) more waiting)" : "Enter or Esc: dismiss"),
         ].map(TerminalText.visible)   // measured as drawn: an escape sequence in a name takes cells of its own

@@ -168,7 +168,7 @@ public final class OnSiteScreen: ConsoleScreen {
     /// and invisible characters spelled out (`TerminalText.visible`), columns padded, nothing cut.
     public func rollText() -> String {
         let now = clock()
-        var lines = ["On site at \(site?.name ?? "the site") — \(siteTime.dateTime(now)) (\(siteTime.timeZone.identifier))",
+        var lines = ["On site at \(site?.name ?? "the site") — \(siteTime.dateTime(now)) (\(siteTime.zoneName))",
                      entries.count == 1 ? "1 person checked in" : "\(entries.count) people checked in"]
         if let loaded, loaded.fromCache {
             lines.append("OFFLINE: the server's roll as it was \(ConsoleFormat.age(since: loaded.updatedAt, now: now)) ago "
@@ -202,7 +202,7 @@ public final class OnSiteScreen: ConsoleScreen {
         let count = entries.count == 1 ? "1 person" : "\(entries.count) people"
         var heading = "On site now: \(count)"
         if let site { heading += " · \(site.name)" }
-        cursor.line(heading + " · \(siteTime.dateTime(now)) (\(siteTime.timeZone.identifier))", .title, on: &canvas)
+        cursor.line(heading + " · \(siteTime.dateTime(now)) (\(siteTime.zoneName))", .title, on: &canvas)
         if let time = site?.autoCheckoutAt {
             cursor.line("Visitors still inside at \(time) are checked out automatically.", .dim, on: &canvas)
         }

@@ -285,7 +285,7 @@ extension VisitorsScreen {
         let room = max(0, area.width - 2 - labelWidth)
         // Each field's row, then its problem's row under it.
         var rows: [(text: String, style: Canvas.Style, field: RegistrationForm.Field?)] = [
-            ("New visitor · times in \(siteTime.timeZone.identifier), YYYY-MM-DD HH:MM · empty: today, all day", .title, nil),
+            ("New visitor · times in \(siteTime.zoneName), YYYY-MM-DD HH:MM · empty: today, all day", .title, nil),
         ]
         if let problem = form.approversProblem { rows.append((problem, Canvas.Style(.warning), nil)) }
         for field in RegistrationForm.Field.allCases {

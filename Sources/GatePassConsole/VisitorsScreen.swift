@@ -232,7 +232,7 @@ public final class VisitorsScreen: ConsoleScreen {
             footer.append(("Enter: open · n: new visitor · f/F: status · /: search · r: reload", .dim))
         }
         var cursor = LineCursor(area: area, bottom: canvas.putFooter(footer, in: area))
-        var heading = "Visitors from \(siteTime.day(now)) (\(siteTime.timeZone.identifier)) · \(Self.describe(statusFilter))"
+        var heading = "Visitors from \(siteTime.day(now)) (\(siteTime.zoneName)) · \(Self.describe(statusFilter))"
         if let search { heading += " · search \"\(search)\"" }
         heading += hasMore ? " · \(visitors.count) shown, more match" : " · \(visitors.count) shown"
         cursor.line(heading, .title, on: &canvas)

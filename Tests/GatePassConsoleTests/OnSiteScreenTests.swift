@@ -18,6 +18,19 @@ import Testing
         try body(screen, services, clock)
     }
 
+    /// The zone is named as the organization names it: a UTC site reads `(UTC)`, not
+    /// Foundation's `GMT`, in the heading and in the exported roll.
+    @Test func aUTCSiteIsNamedUTC() {
+        let services = FakeVisitorsServices()
+        services.siteResult = .success(ConsoleRead(value: Organization(id: "org-1", name: "Acme Works", timeZone: "UTC"),
+                                                   updatedAt: Fixtures.now, fromCache: false))
+        services.onSiteResult = .success(ConsoleRead(value: FakeVisitorsServices.roll(Self.two), updatedAt: Fixtures.now, fromCache: false))
+        let screen = OnSiteScreen(services: services, clock: TestClock().function, fallbackZone: TimeZone(identifier: "Europe/Bucharest")!)
+        #expect(screen.appear() == .redraw)
+        #expect(Fixtures.render(screen).line(0) == "On site now: 2 people · Acme Works · 15 Jun 2025 15:06 (UTC)")
+        #expect(screen.rollText().hasPrefix("On site at Acme Works — 15 Jun 2025 15:06 (UTC)\n"), "\(screen.rollText())")
+    }
+
     static let two = [Fixtures.inside(1, name: "Zoe Lung", gate: "c2", minutesAgo: 90),
                       Fixtures.inside(2, name: "ana Pop", minutesAgo: 10)]
 

@@ -5,13 +5,23 @@ import Testing
 
 /// The `security.alert` pop-up of the shell, and the tab bar once the governance tabs make it long.
 @Suite struct SecurityAlertTests {
-    func app(_ titles: [String] = ["Approvals", "History", "More"]) -> (ConsoleApp, [RecordingScreen]) {
+    func app(_ titles: [String] = ["Approvals", "History", "More"], zone: String = "Europe/Bucharest") -> (ConsoleApp, [RecordingScreen]) {
         let screens = titles.map(RecordingScreen.init)
         let clock = TestClock()
         let app = ConsoleApp(factory: .init(tabs: { screens }, visitorDetail: { RecordingScreen("Visitor \($0)") },
                                             gateNames: { ["c1": "Main gate"] }, clock: clock.function,
-                                            timeZone: { TimeZone(identifier: "Europe/Bucharest")! }))
+                                            siteClock: { SiteClock(zoneNamed: zone)! }))
         return (app, screens)
+    }
+
+    /// The alert's time is the site's, named as the organization names its zone (Foundation
+    /// would call `UTC` "GMT"), east and west of UTC.
+    @Test(arguments: [("UTC", "15 Jun 2025 15:06 (UTC)"), ("America/Los_Angeles", "15 Jun 2025 08:06 (America/Los_Angeles)")])
+    func theAlertsTimeIsInTheSitesZoneByItsName(zone: String, expected: String) {
+        let (app, _) = app(zone: zone)
+        #expect(app.receive(Fixtures.securityAlert(Fixtures.visitor(3, name: "Mallory"), entryId: "b1", checkpointId: "c1")))
+        let canvas = app.render(width: 80, height: 20)
+        #expect(Fixtures.row(canvas, containing: "received \(expected)") != nil, "\(canvas.text)")
     }
 
     @Test func anAlertShowsOverWhateverTabRingsAndStaysUntilEnterOrEsc() {
