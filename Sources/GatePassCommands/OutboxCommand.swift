@@ -77,9 +77,7 @@ struct OutboxCommand: GatePassCommand {
             if json {
                 context.terminal.out(ClientCommands.json(view))
             } else {
-                context.terminal.out("sent \(report.applied.count), dead-lettered \(report.deadLettered.count), \(report.remaining) left")
-                for entry in view.entries ?? [] { context.terminal.out(visible: entry.line) }
-                if !report.deadLettered.isEmpty { context.terminal.out("dead letters stay for review: gatepass outbox dead") }
+                Self.printDecisions(report, view.entries ?? [], on: context.terminal)
                 if report.offline { context.terminal.out("the server is unreachable") }
                 if let next = view.nextAttemptAt, report.remaining > 0 {
                     context.terminal.out("\(report.remaining) entries wait for backoff; next attempt at \(next)")
@@ -101,23 +99,36 @@ struct OutboxCommand: GatePassCommand {
         }
     }
 
+    /// The summary of a drain that sent something, then what the server decided for each entry
+    /// (`checkin K7Q2M9XD: CHECKED_IN (Ana Pop)`), as `drain` and `watch` print it.
+    static func printDecisions(_ report: DrainReport, _ entries: [DrainedEntry], on terminal: any Terminal) {
+        terminal.out("sent \(report.applied.count), dead-lettered \(report.deadLettered.count), \(report.remaining) left")
+        for entry in entries { terminal.out(visible: entry.line) }
+        if !report.deadLettered.isEmpty { terminal.out("dead letters stay for review: gatepass outbox dead") }
+    }
+
     /// `outbox watch`: the background drain of the console and kiosk, for a machine that
-    /// only runs the scriptable commands. One line per drain that did something.
+    /// only runs the scriptable commands. For each drain that did something, its summary and
+    /// what the server decided for each entry, as `drain` prints them.
     static func watch(_ core: ClientCore, interval: TimeInterval, asJSON: Bool, _ context: CommandContext) -> Int32 {
         let termination = TerminationSignals()
         let terminal = context.terminal
         let service = OutboxService(core: core, interval: interval) { report, online in
             guard !report.applied.isEmpty || !report.deadLettered.isEmpty || report.pausedForLogin != nil || !online else { return }
+            // The drain's own thread reads the dead letters it just wrote; a failed read only
+            // leaves their reasons out of the lines.
+            let entries = DrainedEntry.all(report, deadLetters: (try? core.store.deadLetters()) ?? [])
             if asJSON {
                 var view = DrainView(report)
                 view.offline = !online
+                if online { view.entries = entries }
                 terminal.out(ClientCommands.json(view))
             } else if !online {
                 terminal.out("the server is unreachable; \(report.remaining) entries wait, probing /api/healthz")
             } else if let reason = report.pausedForLogin {
                 terminal.out(visible: "paused: the server refused the session (\(reason)); log in again")
             } else {
-                terminal.out("sent \(report.applied.count), dead-lettered \(report.deadLettered.count), \(report.remaining) left")
+                printDecisions(report, entries, on: terminal)
             }
         }
         terminal.err("draining every \(Int(interval)) s and whenever the server comes back; stop with Ctrl-C")
@@ -164,7 +175,7 @@ struct OutboxCommand: GatePassCommand {
         var offline: Bool
         var pausedForLogin: String?
         var nextAttemptAt: Timestamp?
-        /// What the server decided for each entry sent (`outbox drain` only).
+        /// What the server decided for each entry sent (`drain`, and `watch` while online).
         var entries: [DrainedEntry]?
 
         init(_ report: DrainReport) {

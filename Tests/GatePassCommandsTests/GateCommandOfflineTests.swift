@@ -116,3 +116,40 @@ extension ClientCommandTests {
         }
     }
 }
+
+extension ClientCommandTests {
+    /// `outbox watch` says what the server decided for each entry it sends, as `drain` does
+    /// (it printed only `sent 1, dead-lettered 0, 0 left`). Run as the program it is, stopped
+    /// by SIGTERM once the line is read; the reader's deadline only catches a hang.
+    @Test func theWatchSaysWhatTheServerDecidedForEachEntry() throws {
+        let binary = ServeProcessTests.executable
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the gatepass executable first")
+        try withSetup { setup in
+            try logIn(setup)
+            let ana = try shortId(setup, of: "Ana Pop")
+            setup.server.stop()
+            #expect(setup.gatepass("checkin", ana).status == 0)
+            setup.server = try GatePassServer(configuration: setup.configuration, devMode: true, logSink: Log())
+
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["outbox", "watch", "--interval", "1"]
+            process.environment = ProcessInfo.processInfo.environment.merging(setup.environment) { _, ours in ours }
+            let stdout = Pipe()
+            process.standardOutput = stdout
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let hang = DispatchWorkItem { if process.isRunning { process.terminate() } }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: hang)
+            defer { hang.cancel(); if process.isRunning { process.terminate() }; process.waitUntilExit() }
+            var lines: [String] = []
+            while !lines.contains("checkin \(ana): CHECKED_IN (Ana Pop)") {
+                let line = ServeProcessTests.firstLine(of: stdout)
+                if line.isEmpty && !process.isRunning { break }
+                lines.append(line)
+            }
+            #expect(lines.contains("sent 1, dead-lettered 0, 0 left"), "\(lines)")
+            #expect(lines.contains("checkin \(ana): CHECKED_IN (Ana Pop)"), "\(lines)")
+        }
+    }
+}
