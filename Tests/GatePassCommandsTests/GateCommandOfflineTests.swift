@@ -100,13 +100,19 @@ extension ClientCommandTests {
         }
     }
 
+    /// Ana Pop's check-in queued while the server was down, and the server back: her short id.
+    func queueOfflineCheckInOfAna(_ setup: inout Setup) throws -> String {
+        try logIn(setup)
+        let ana = try shortId(setup, of: "Ana Pop")
+        setup.server.stop()
+        #expect(setup.gatepass("checkin", ana).status == 0)
+        setup.server = try GatePassServer(configuration: setup.configuration, devMode: true, logSink: Log())
+        return ana
+    }
+
     @Test func theDrainsJSONListsEachEntrysDecision() throws {
         try withSetup { setup in
-            try logIn(setup)
-            let ana = try shortId(setup, of: "Ana Pop")
-            setup.server.stop()
-            #expect(setup.gatepass("checkin", ana).status == 0)
-            setup.server = try GatePassServer(configuration: setup.configuration, devMode: true, logSink: Log())
+            let ana = try queueOfflineCheckInOfAna(&setup)
             let drained = setup.gatepass("outbox", "drain", "--json")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(drained.out.utf8)) as? [String: Any])
             let entries = try #require(summary["entries"] as? [[String: Any]])
@@ -125,11 +131,7 @@ extension ClientCommandTests {
         let binary = ServeProcessTests.executable
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the gatepass executable first")
         try withSetup { setup in
-            try logIn(setup)
-            let ana = try shortId(setup, of: "Ana Pop")
-            setup.server.stop()
-            #expect(setup.gatepass("checkin", ana).status == 0)
-            setup.server = try GatePassServer(configuration: setup.configuration, devMode: true, logSink: Log())
+            let ana = try queueOfflineCheckInOfAna(&setup)
 
             let process = Process()
             process.executableURL = binary
